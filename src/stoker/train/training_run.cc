@@ -6,8 +6,8 @@
 #include <torch/utils.h>
 
 #include <algorithm>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "stoker/distributed/gradient_reducer.h"
 #include "stoker/distributed/process_group.h"

@@ -200,7 +200,7 @@ TEST_F(VideoTrainingTest, AnEpochHoldsClipsOfFramesStepApartForAnyWorkerCount) {
       starts[label].insert(start);
     }
   }
-  EXPECT_EQ(clips, 3 * 4);  // clips_per_video x videos
+  EXPECT_EQ(clips, 3 * 4);          // clips_per_video x videos
   EXPECT_GT(starts[0].size(), 2u);  // the clips of a class's videos start at different frames
   const Epoch threaded = first_epoch(options(3));
   ASSERT_EQ(threaded.inputs.size(), epoch.inputs.size());
@@ -382,8 +382,7 @@ std::optional<std::vector<std::vector<int64_t>>> torchvision_uniform_clips(
   if (std::system(STOKER_PYTHON " -c 'import torchvision' >/dev/null 2>&1") != 0)
     return std::nullopt;
   throw_if_error(write_file_atomically(dir + "/uniform.py", kUniformClipsPy));
-  std::string command = std::string(STOKER_PYTHON) + " " + dir + "/uniform.py " +
-                        std::to_string(k);
+  std::string command = std::string(STOKER_PYTHON) + " " + dir + "/uniform.py " + std::to_string(k);
   for (const int64_t n : lengths) command += " " + std::to_string(n);
   command += " > " + dir + "/uniform.txt";
   if (std::system(command.c_str()) != 0) throw std::runtime_error("failed: " + command);
@@ -454,9 +453,10 @@ TEST(VideoAccuracyTest, AVideoIsRightWhereItsClipsSummedSoftmaxIs) {
   const at::Tensor labels = torch::tensor({0, 0, 0, 1, 1, 1}, torch::kLong);
   EXPECT_EQ(logits.argmax(1).eq(labels).sum().item<int64_t>(), 3);
   // The expected, from the definition.
-  const at::Tensor sums = at::zeros({2, 2}, at::kDouble).index_add_(0, videos,
-                                                                      at::softmax(logits, 1).to(at::kDouble));
-  const double expected = sums.argmax(1).eq(torch::tensor({0, 1})).to(at::kDouble).mean().item<double>();
+  const at::Tensor sums =
+      at::zeros({2, 2}, at::kDouble).index_add_(0, videos, at::softmax(logits, 1).to(at::kDouble));
+  const double expected =
+      sums.argmax(1).eq(torch::tensor({0, 1})).to(at::kDouble).mean().item<double>();
   EXPECT_EQ(expected, 1.0);
   VideoAccuracy accuracy(2, 2);
   // Added in two parts, clips of both videos in each.

@@ -7,14 +7,13 @@ namespace stoker::video {
 
 std::vector<ParamSpec> clip_sampler_params() {
   return {
-      ParamSpec::choice(
-          "sampler", "random",
-          {"random", "regular", "random_timestamps", "regular_timestamps", "video_clips",
-           "uniform_clips"},
-          "clip starts at random or regular indices, or times (torchcodec's "
-          "samplers); video_clips: the sample's clip of the clips its dataset "
-          "enumerates (VideoFolder's frames_per_clip: torchvision's VideoClips); "
-          "uniform_clips: torchvision's UniformClipSampler over the video's clips"),
+      ParamSpec::choice("sampler", "random",
+                        {"random", "regular", "random_timestamps", "regular_timestamps",
+                         "video_clips", "uniform_clips"},
+                        "clip starts at random or regular indices, or times (torchcodec's "
+                        "samplers); video_clips: the sample's clip of the clips its dataset "
+                        "enumerates (VideoFolder's frames_per_clip: torchvision's VideoClips); "
+                        "uniform_clips: torchvision's UniformClipSampler over the video's clips"),
       ParamSpec::integer("num_clips", 1, "clips per sample").in(1, 256),
       ParamSpec::integer("num_frames_per_clip", 16, "frames per clip").in(1, 4096),
       ParamSpec::integer("num_indices_between_frames", 1, "the step between a clip's frames")

@@ -191,9 +191,10 @@ Result<std::shared_ptr<const Dataset>> open_video_folder(const SourceOpening& op
                               opening.params.integer("step_between_clips"),
                               opening.params.real("frame_rate")};
   }
-  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<VideoFolderSource> source,
-                          VideoFolderSource::open(opening.location, std::move(extensions), options,
-                                                  clips, opening.params.integer("clips_per_video")));
+  STOKER_ASSIGN_OR_RETURN(
+      std::shared_ptr<VideoFolderSource> source,
+      VideoFolderSource::open(opening.location, std::move(extensions), options, clips,
+                              opening.params.integer("clips_per_video")));
   return Dataset::open(std::move(source));
 }
 
