@@ -60,6 +60,7 @@ class VideoTrainingTest : public ::testing::Test {
   // A folder with train/ and test/, each the videos above.
   std::string split_dir() const {
     const std::string root = dir_.path() + "/splits";
+    fs::create_directories(root);
     for (const char* split : {"train", "test"})
       fs::copy(data_dir(), root + "/" + split, fs::copy_options::recursive);
     return root;
@@ -359,30 +360,29 @@ TEST_F(VideoTrainingTest, PythonRunsTheSavedVideoModelAsTheTrainerDoes) {
   }
 }
 
-// Prints, for the clip counts argv[2:] of videos, torchvision's UniformClipSampler's clips of
-// each (argv[1] a video), as indices into the video's own clips: a line per video.
+// Prints torchvision's UniformClipSampler's clips of a video of each clip count argv[2:] (a
+// VideoClips of that one video), argv[1] (a comma-separated list) clips a video: a line per
+// count and clips a video.
 constexpr const char* kUniformClipsPy = R"(
 import sys, torch
 from torchvision.datasets.samplers import UniformClipSampler
 from torchvision.datasets.video_utils import VideoClips
-k, lengths = int(sys.argv[1]), [int(n) for n in sys.argv[2:]]
-clips = VideoClips.__new__(VideoClips)
-clips.clips = [torch.zeros(n, 1) for n in lengths]
-picked = list(UniformClipSampler(clips, k))
-start = 0
-for n in lengths:
-    print(' '.join(str(i - start) for i in picked[:k]))
-    picked, start = picked[k:], start + n
+for k in sys.argv[1].split(','):
+    for n in sys.argv[2:]:
+        clips = VideoClips.__new__(VideoClips)
+        clips.clips = [torch.zeros(int(n), 1)]
+        print(' '.join(str(i) for i in UniformClipSampler(clips, int(k))))
 )";
 
-// torchvision's UniformClipSampler's clips of each video of `lengths` clips, `k` a video;
-// nullopt where Python cannot import torchvision.
+// torchvision's UniformClipSampler's clips of a video of each of `lengths` clips, `k` of each
+// of `ks` a video (ks-major); nullopt where Python cannot import torchvision.
 std::optional<std::vector<std::vector<int64_t>>> torchvision_uniform_clips(
-    const std::string& dir, int64_t k, const std::vector<int64_t>& lengths) {
+    const std::string& dir, const std::vector<int64_t>& ks, const std::vector<int64_t>& lengths) {
   if (std::system(STOKER_PYTHON " -c 'import torchvision' >/dev/null 2>&1") != 0)
     return std::nullopt;
   throw_if_error(write_file_atomically(dir + "/uniform.py", kUniformClipsPy));
-  std::string command = std::string(STOKER_PYTHON) + " " + dir + "/uniform.py " + std::to_string(k);
+  std::string command = std::string(STOKER_PYTHON) + " " + dir + "/uniform.py ";
+  for (size_t i = 0; i < ks.size(); ++i) command += (i ? "," : "") + std::to_string(ks[i]);
   for (const int64_t n : lengths) command += " " + std::to_string(n);
   command += " > " + dir + "/uniform.txt";
   if (std::system(command.c_str()) != 0) throw std::runtime_error("failed: " + command);
@@ -396,19 +396,20 @@ std::optional<std::vector<std::vector<int64_t>>> torchvision_uniform_clips(
   return out;
 }
 
-// uniform_clip_indices is UniformClipSampler's spacing, for videos of 1 to 40 clips and 1 to
-// 20 clips a video.
+// uniform_clip_indices is UniformClipSampler's spacing over a video's clips, for videos of 1
+// to 40 clips and 1 to 20 clips a video.
 TEST_F(VideoTrainingTest, UniformClipIndicesAreTorchvisionsUniformClipSamplers) {
-  std::vector<int64_t> lengths;
+  std::vector<int64_t> ks, lengths;
+  for (int64_t k = 1; k <= 20; ++k) ks.push_back(k);
   for (int64_t n = 1; n <= 40; ++n) lengths.push_back(n);
-  for (int64_t k = 1; k <= 20; ++k) {
-    const auto expected = torchvision_uniform_clips(dir_.path(), k, lengths);
-    if (!expected) GTEST_SKIP() << STOKER_PYTHON " cannot import torchvision";
-    ASSERT_EQ(expected->size(), lengths.size());
+  const auto expected = torchvision_uniform_clips(dir_.path(), ks, lengths);
+  if (!expected) GTEST_SKIP() << STOKER_PYTHON " cannot import torchvision";
+  ASSERT_EQ(expected->size(), ks.size() * lengths.size());
+  for (size_t k = 0; k < ks.size(); ++k)
     for (size_t v = 0; v < lengths.size(); ++v)
-      EXPECT_EQ(video::uniform_clip_indices(lengths[v], k), (*expected)[v])
-          << lengths[v] << " clips, " << k << " a video";
-  }
+      EXPECT_EQ(video::uniform_clip_indices(lengths[v], ks[k]),
+                (*expected)[k * lengths.size() + v])
+          << lengths[v] << " clips, " << ks[k] << " a video";
 }
 
 // --eval-clips-per-video 5: evaluation's samples are each video's 5 clips, in order, at
@@ -421,7 +422,7 @@ TEST_F(VideoTrainingTest, EvaluationTakesUniformClipSamplersClipsOfEachVideo) {
   o.eval_clips_per_video = 5;
   const std::unique_ptr<TrainingSetup> setup = set_up_training(o);
   ASSERT_EQ(setup->test_data->size(), 4u * 5);
-  const auto expected = torchvision_uniform_clips(dir_.path(), 5, {12, 12, 7, 7});
+  const auto expected = torchvision_uniform_clips(dir_.path(), {5}, {12, 12, 7, 7});
   if (!expected) GTEST_SKIP() << STOKER_PYTHON " cannot import torchvision";
   int64_t sample = 0;
   for (const Batch& batch : setup->test_loader->epoch(0)) {

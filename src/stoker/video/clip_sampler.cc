@@ -193,7 +193,7 @@ std::vector<int64_t> uniform_clip_indices(int64_t clips, int64_t count) {
   // AVX-512 dispatch for lengths 1 to 256 and count 1 to 128), then floor (.long() of values
   // >= 0).
   std::vector<int64_t> positions(static_cast<size_t>(count), 0);
-  if (clips < 1) return positions;
+  if (clips < 1 || count == 1) return positions;  // one value: the start
   const float end = static_cast<float>(clips - 1);
   const float step = count > 1 ? end / static_cast<float>(count - 1) : 0.0f;
   for (int64_t i = 0; i < count; ++i) {
