@@ -35,9 +35,11 @@
 // step_between_clips 1: clip j is frames (j + t) * frame_step, of C = ceil(n / frame_step) -
 // frames_per_clip + 1 clips): clips floor(torch.linspace(0, C - 1, num_clips)) in float32 as
 // torch computes it (step = (C - 1) / (num_clips - 1) in float32; the first num_clips / 2
-// values i * step, the others (C - 1) - step * (num_clips - 1 - i)). A video shorter than a
-// clip (C < 1; torchvision leaves it out) gives its clip 0, `policy` filling the frames past
-// its end.
+// values i * step, the others (C - 1) - step * (num_clips - 1 - i); one value: 0). The video
+// alone: torchvision's linspace starts at the video's first clip's index s in the whole
+// dataset, so its float32 values round otherwise for some s (its s = 0 is this). A video
+// shorter than a clip (C < 1; torchvision leaves it out) gives its clip 0, `policy` filling the
+// frames past its end.
 //
 // A dataset of clips_per_video(K) (clips_per_video.h: K samples a video) sets `of_video` K: a
 // sample is clip `clip` (its part) of the K clips the sampler takes (num_clips K; num_clips
