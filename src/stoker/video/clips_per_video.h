@@ -7,7 +7,10 @@
 // samplers take clip `part` of the `count` clips they would take of the video (num_clips =
 // count), the random ones drawing from the sample's own stream (clip_sampler.h). Unlike
 // VideoClips (video_clips.h) the count does not depend on the video, so nothing is read at
-// open. Plain value.
+// open. Samples of a record's parts rather than repeats in the loader's order: each clip has a
+// dataset index of its own (its own draws, for any worker count, resumable) and the orders,
+// dealing, resume and prefetch, which know only samples, need nothing new; the cost is that
+// only a source that lays out parts (a local video folder) gives it. Plain value.
 
 #include <cstdint>
 #include <optional>
