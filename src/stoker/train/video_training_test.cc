@@ -407,8 +407,7 @@ TEST_F(VideoTrainingTest, UniformClipIndicesAreTorchvisionsUniformClipSamplers) 
   ASSERT_EQ(expected->size(), ks.size() * lengths.size());
   for (size_t k = 0; k < ks.size(); ++k)
     for (size_t v = 0; v < lengths.size(); ++v)
-      EXPECT_EQ(video::uniform_clip_indices(lengths[v], ks[k]),
-                (*expected)[k * lengths.size() + v])
+      EXPECT_EQ(video::uniform_clip_indices(lengths[v], ks[k]), (*expected)[k * lengths.size() + v])
           << lengths[v] << " clips, " << ks[k] << " a video";
 }
 

@@ -152,7 +152,8 @@ TEST(ClipSampler, ClipsPerVideoSamplesAreOneClipEachOfTheSamplersClips) {
     all.num_clips = 3;
     all.of_video = 0;
     CounterRng draws(1, 7);
-    const std::vector<int64_t> clips = clip_frame_indices(all, index, draws, "v.mp4").value_or_throw();
+    const std::vector<int64_t> clips =
+        clip_frame_indices(all, index, draws, "v.mp4").value_or_throw();
     for (int64_t part = 0; part < 3; ++part) {
       CounterRng rng(1, 7);
       EXPECT_EQ(clip_frame_indices(one, index, rng, "v.mp4", part).value_or_throw(),

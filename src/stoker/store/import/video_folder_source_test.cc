@@ -157,8 +157,7 @@ TEST(VideoFolderSource, ClipsAreSamplesOfTheirVideosRecord) {
 TEST(VideoFolderSource, ClipsPerVideoAreThatManySamplesOfEachVideosRecord) {
   testing::TempDir tmp;
   const std::string root = video_test_folder(tmp);
-  auto source =
-      VideoFolderSource::open(root, {"mp4", "avi"}, {}, std::nullopt, 3).value_or_throw();
+  auto source = VideoFolderSource::open(root, {"mp4", "avi"}, {}, std::nullopt, 3).value_or_throw();
   EXPECT_EQ(source->manifest().sample_parts, "clips_per_video(3)");
   auto dataset = Dataset::open(source).value_or_throw();
   const size_t videos = source->listing().samples.size();
@@ -170,12 +169,11 @@ TEST(VideoFolderSource, ClipsPerVideoAreThatManySamplesOfEachVideosRecord) {
     std::memcpy(&label, fixed_field(dataset->schema(), dataset->record(i), 1), sizeof label);
     EXPECT_EQ(label, source->listing().samples[static_cast<size_t>(i / 3)].label) << i;
   }
-  EXPECT_EQ(VideoFolderSource::open(root, {"mp4"}, {}, video::VideoClips{16, 1, 0}, 2)
-                .status()
-                .message(),
-            root +
-                ": clips_per_video 2 must be at least 1, and 1 with frames_per_clip (whose clips "
-                "are every clip of each video)");
+  EXPECT_EQ(
+      VideoFolderSource::open(root, {"mp4"}, {}, video::VideoClips{16, 1, 0}, 2).status().message(),
+      root +
+          ": clips_per_video 2 must be at least 1, and 1 with frames_per_clip (whose clips "
+          "are every clip of each video)");
 }
 
 }  // namespace
