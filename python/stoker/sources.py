@@ -154,7 +154,14 @@ class VideoFolder(_Source):
     ``stoker.transforms.DecodeClip(sampler="video_clips", ...)`` (its other sampling parameters
     unused): the clip's frames natively, torchvision's (and ``ClipFrameIndices(sampler=
     "video_clips")`` names them); docs/DATA.md#video-clips. A sample's record is its video's,
-    shuffled, dealt and resumed as any dataset's."""
+    shuffled, dealt and resumed as any dataset's.
+
+    ``clips_per_video``: K samples of each video (a local folder, without ``frames_per_clip``),
+    clip k of a video its sample of part k, so a shuffle mixes every video's clips, as
+    torchvision's video reference's ``RandomClipSampler`` (and, unshuffled,
+    ``UniformClipSampler``) deal them: ``DecodeClip``'s samplers (``num_clips=1``) take clip k
+    of the K clips they would take of the video (``sampler="uniform_clips"``: evenly spaced
+    over its clips, ``UniformClipSampler``'s)."""
 
     source = "videofolder"
 
@@ -172,7 +179,7 @@ class VideoFolder(_Source):
                     f"Python steps on the bytes) are not given: read a local copy for those")
 
     def __init__(self, root, transforms=None, extensions=("avi", "mp4"), frames_per_clip=None,
-                 step_between_clips=1, frame_rate=None):
+                 step_between_clips=1, frame_rate=None, clips_per_video=1):
         _video.require("stoker.VideoFolder")
         self.root = os.fsdecode(root)
         self.transforms = transforms
@@ -191,6 +198,10 @@ class VideoFolder(_Source):
         if self.frames_per_clip is None and (step_between_clips != 1 or frame_rate is not None):
             raise ValueError("VideoFolder: step_between_clips and frame_rate enumerate clips: "
                              "give frames_per_clip too")
+        self.clips_per_video = _count("clips_per_video", clips_per_video)
+        if self.frames_per_clip is not None and self.clips_per_video != 1:
+            raise ValueError("VideoFolder: clips_per_video samples each video K times; "
+                             "frames_per_clip already gives every clip: give one of them")
 
     def _path(self) -> str:
         return self.root
@@ -201,12 +212,16 @@ class VideoFolder(_Source):
             params.update(frames_per_clip=self.frames_per_clip,
                           step_between_clips=self.step_between_clips,
                           frame_rate=float(self.frame_rate or 0))
+        if self.clips_per_video != 1:
+            params.update(clips_per_video=self.clips_per_video)
         return params
 
     def __repr__(self):
         clips = "" if self.frames_per_clip is None else (
             f", frames_per_clip={self.frames_per_clip}, step_between_clips="
             f"{self.step_between_clips}, frame_rate={self.frame_rate!r}")
+        if self.clips_per_video != 1:
+            clips += f", clips_per_video={self.clips_per_video}"
         return f"stoker.VideoFolder({self.root!r}, extensions={self.extensions!r}{clips})"
 
 

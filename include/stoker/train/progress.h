@@ -38,6 +38,10 @@ struct EpochMetrics {
   std::optional<int64_t> device_peak_bytes;
   std::optional<double> test_loss;      // mean per sample; unset if not evaluated
   std::optional<double> test_accuracy;  // in [0, 1]; unset if not evaluated
+  // Videos evaluated with several clips each (TrainerOptions::eval_clips_per_video): the share
+  // of videos whose clips' softmax, summed, is highest at their label; test_accuracy is then
+  // the clips'. Unset otherwise.
+  std::optional<double> test_video_accuracy;
   double eval_seconds = 0;
 
   // (samples - resumed_samples) / seconds (0 for an empty epoch).

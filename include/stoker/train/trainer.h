@@ -126,16 +126,23 @@ struct TrainerOptions {
   int val_crop_size = 0;
   // Datasets of videos (a bytes field 'video': a video folder, or a dataset of them): clips of
   // `frames` frames `frame_step` apart (decode_clip's num_frames_per_clip and
-  // num_indices_between_frames, torchcodec's names), at random starts: `clips_per_video` of each
-  // video in a training epoch (the reference's --clips-per-video; one in evaluation), resized to
-  // val_resize_size (0: the crop's side x 128 / 112) and cropped to train_crop_size (randomly,
-  // each clip, with a flip of probability augment.flip_probability; evaluation: centred,
-  // val_crop_size) as torchvision's video reference does; uint8 batches [B, K, 3, T, H, W]
-  // (K = clips_per_video) that the model sees as B * K clips [3, T, H, W], normalised on the
-  // device by `mean` and `std` (default Kinetics'), for --model video_cnn.
+  // num_indices_between_frames, torchcodec's names) as torchvision's video reference samples
+  // them: in training `clips_per_video` clips of each video an epoch at random starts, each its
+  // own sample, shuffled among every video's clips (its RandomClipSampler; a local video folder
+  // opened with clips_per_video: video/clips_per_video.h), batches [B, 3, T, H, W] of B clips;
+  // `clips_together`: a sample per video holding its K clips [B, K, 3, T, H, W], decoded
+  // together (a GOP decoded once for them all: faster, but a batch holds B videos' clips), the
+  // model seeing B * K clips. In evaluation `eval_clips_per_video` clips of each video evenly
+  // spaced (its UniformClipSampler: decode_clip's "uniform_clips"), reported as clip accuracy and
+  // video accuracy (softmax summed over a video's clips). Frames resized to val_resize_size (0:
+  // the crop's side x 128 / 112) and cropped to train_crop_size (randomly, each clip, with a
+  // flip of probability augment.flip_probability; evaluation: centred, val_crop_size),
+  // normalised on the device by `mean` and `std` (default Kinetics'), for --model video_cnn.
   int frames = 16;
   int frame_step = 1;
   int clips_per_video = 1;
+  bool clips_together = false;
+  int eval_clips_per_video = 1;
   // The resize filter of both transforms: "bilinear" or "bicubic" (PIL's, as torchvision's
   // reference `--interpolation`).
   std::string interpolation = "bilinear";

@@ -201,9 +201,18 @@ void add_run_options(CLI::App& command, TrainerOptions& o, TrainFlags& flags) {
       ->capture_default_str();
   command
       .add_option("--clips-per-video", o.clips_per_video,
-                  "Video datasets: random clips of each video in a training epoch (the video "
-                  "reference's; a batch of B videos is B x this many clips)")
+                  "Video datasets: random clips of each video in a training epoch, each its own "
+                  "sample shuffled among all videos' clips (the video reference's)")
       ->check(whole_number("--clips-per-video", 1, 1024))
+      ->capture_default_str();
+  command.add_flag("--clips-together", o.clips_together,
+                   "Video datasets: decode each video's --clips-per-video clips together, a "
+                   "sample per video (shared GOP decodes; a batch of B videos is B x K clips)");
+  command
+      .add_option("--eval-clips-per-video", o.eval_clips_per_video,
+                  "Video datasets: clips of each video evaluated, evenly spaced (the "
+                  "reference's UniformClipSampler); clip and video accuracy reported")
+      ->check(whole_number("--eval-clips-per-video", 1, 1024))
       ->capture_default_str();
   add_choice(command, "--interpolation", o.interpolation,
              "JPEG/PNG datasets: the resize filter, PIL's {} (torchvision's pixels either way)",

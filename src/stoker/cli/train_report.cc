@@ -75,18 +75,23 @@ RunReport TrainReportRecorder::report(
                       "seconds since training started",
                       "samples/s",
                       {{"training (all ranks)", throughput_.points()}}});
-  ReportSeries train_loss{"train", {}}, test_loss{"test", {}}, accuracy{"test", {}};
+  ReportSeries train_loss{"train", {}}, test_loss{"test", {}}, accuracy{"test", {}},
+      videos{"test videos (their clips' softmax summed)", {}};
   for (const EpochMetrics& m : result.epochs) {
     const double epoch = static_cast<double>(m.epoch);
     train_loss.points.push_back({epoch, m.train_loss});
     if (m.test_loss) test_loss.points.push_back({epoch, *m.test_loss});
     if (m.test_accuracy) accuracy.points.push_back({epoch, 100 * *m.test_accuracy});
+    if (m.test_video_accuracy) videos.points.push_back({epoch, 100 * *m.test_video_accuracy});
   }
   ReportChart loss{"Loss", "epoch", "mean loss per sample", {train_loss}};
   if (!test_loss.points.empty()) loss.series.push_back(test_loss);
   r.charts.push_back(loss);
-  if (!accuracy.points.empty())
-    r.charts.push_back({"Test accuracy", "epoch", "accuracy (%)", {accuracy}});
+  if (!accuracy.points.empty()) {
+    ReportChart chart{"Test accuracy", "epoch", "accuracy (%)", {accuracy}};
+    if (!videos.points.empty()) chart.series.push_back(videos);
+    r.charts.push_back(chart);
+  }
   return r;
 }
 

@@ -212,7 +212,8 @@ TEST_F(VideoCliTest, TrainAndDoctorRefuseWhatDoesNotFitClipsInOneLine) {
   expect_one_line_error(stoker(video + " --mixup-alpha 0.2"),
                         root + ": a dataset of videos: --mixup-alpha does not apply to its clips");
   expect_one_line_error(stoker("train --max-steps 1 --clips-per-video 2"),
-                        "--frame-step and --clips-per-video apply to datasets of videos");
+                        "--clips-per-video, --eval-clips-per-video and --clips-together apply "
+                        "to datasets of videos");
   expect_one_line_error(stoker("train --max-steps 1 --model video_cnn"),
                         "model video_cnn takes clips [C, T, H, W]; the data are images");
 }

@@ -149,6 +149,7 @@ RunSettings CheckpointKeeper::run_settings() const {
     settings["--frames"] = text(o.frames);
     settings["--frame-step"] = text(o.frame_step);
     settings["--clips-per-video"] = text(o.clips_per_video);
+    settings["--clips-together"] = on_off(o.clips_together);  // shapes the order
   }
   if (encoded) {
     const RandomCropOptions& a = o.augment;

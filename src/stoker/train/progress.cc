@@ -23,6 +23,7 @@ std::string EpochMetrics::to_line() const {
   std::string line = fmt::format("epoch {}/{}  train loss {:.4f}", epoch, epochs, train_loss);
   if (test_loss)
     line += fmt::format("  test loss {:.4f}  test acc {:.4f}", *test_loss, *test_accuracy);
+  if (test_video_accuracy) line += fmt::format("  video acc {:.4f}", *test_video_accuracy);
   line += fmt::format("  {} samples/s  {:.2f} s (data {:.2f} s, h2d {:.2f} s, compute {:.2f} s)",
                       human_rate(samples_per_second()), seconds, data_seconds, h2d_seconds,
                       compute_seconds);
@@ -57,6 +58,7 @@ std::string EpochMetrics::to_json() const {
   if (test_loss) {
     j["test_loss"] = *test_loss;
     j["test_accuracy"] = *test_accuracy;
+    if (test_video_accuracy) j["test_video_accuracy"] = *test_video_accuracy;
     j["eval_seconds"] = eval_seconds;
   }
   return j.dump();

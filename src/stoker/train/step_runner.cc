@@ -78,7 +78,7 @@ std::pair<at::Tensor, at::Tensor> StepRunner::on_device(const Batch& batch, cons
   shape.insert(shape.begin(), -1);
   at::Tensor target = labels.to(setup_.device, /*non_blocking=*/true);
   const at::Tensor model_input = input.view(shape);
-  // A video's several clips (--clips-per-video) are samples of its label each.
+  // A video's clips decoded together (--clips-together) are samples of its label each.
   if (model_input.size(0) != target.size(0))
     target = target.repeat_interleave(model_input.size(0) / target.size(0), 0);
   return {model_input, target};

@@ -1,11 +1,13 @@
 #include "stoker/train/training_run.h"
 
+#include <ATen/ops/arange.h>
 #include <ATen/ops/cross_entropy_loss.h>
 #include <fmt/format.h>
 #include <torch/utils.h>
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "stoker/distributed/gradient_reducer.h"
 #include "stoker/distributed/process_group.h"
@@ -13,6 +15,7 @@
 #include "stoker/train/device_memory.h"
 #include "stoker/train/rank_agreement.h"
 #include "stoker/train/run_record.h"
+#include "stoker/train/video_accuracy.h"
 #include "stoker/util/atomic_file.h"
 #include "stoker/util/output_rescue.h"
 #include "stoker/util/stopwatch.h"
@@ -109,6 +112,8 @@ TrainResult TrainingRun::run() {
   if (!result.epochs.empty() && result.epochs.back().test_accuracy) {
     summary += fmt::format("; test acc {:.4f}, test loss {:.4f}",
                            *result.epochs.back().test_accuracy, *result.epochs.back().test_loss);
+    if (result.epochs.back().test_video_accuracy)
+      summary += fmt::format(", video acc {:.4f}", *result.epochs.back().test_video_accuracy);
   }
   if (!result.checkpoint.empty()) summary += "; checkpoint " + result.checkpoint;
   if (!result.model.empty()) summary += "; model saved to " + result.model;
@@ -255,7 +260,15 @@ void TrainingRun::evaluate(int64_t e, EpochMetrics& m) {
   // This rank's shard without the padding that evens the shards out: each sample counts once.
   const int64_t own =
       unpadded_samples(static_cast<int64_t>(s.test_data->size()), 0, s.rank, s.world_size);
+  // Several clips of each video: sample i (in order, this rank's j-th being j * W + rank) is a
+  // clip of video i / K. Samples skipped as bad would shift them: no video accuracy then.
+  const int64_t clips = s.options.eval_clips_per_video;
+  std::optional<VideoAccuracy> videos;
+  if (clips > 1)
+    videos.emplace(static_cast<int64_t>(s.test_data->size()) / clips, s.spec.num_classes);
+  bool skipped = false;
   for (Batch& batch : s.test_loader->epoch(e)) {
+    skipped = skipped || batch.skipped() > 0;
     const int64_t n = std::min<int64_t>(batch.size(), own - samples);
     if (n <= 0) continue;
     auto [input, target] = steps_.on_device(batch, *s.test_data);
@@ -272,9 +285,17 @@ void TrainingRun::evaluate(int64_t e, EpochMetrics& m) {
                                        s.options.label_smoothing)
                     .item<double>();
     correct += scores.argmax(1).eq(target).sum().item<int64_t>();
+    if (videos) {
+      const at::Tensor index = at::arange(samples, samples + n, at::kLong) * s.world_size + s.rank;
+      videos->add(scores, index.div(clips, "floor"), target);
+    }
     samples += n;
   }
   s.model->train(true);
+  if (videos) {
+    const bool any_skipped = sum_over_ranks(s.options.process_group, {skipped ? 1.0 : 0.0})[0] > 0;
+    if (!any_skipped) m.test_video_accuracy = videos->accuracy(s.options.process_group);
+  }
   const std::vector<double> sums =
       sum_over_ranks(s.options.process_group,
                      {loss_sum, static_cast<double>(correct), static_cast<double>(samples)});

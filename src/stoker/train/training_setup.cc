@@ -90,6 +90,29 @@ ModelSpec input_spec(const Dataset& data, int image_size, int frames) {
   return spec;
 }
 
+// The split at `path` as `auto` opens it (reading `window` shards at a time), but a local video
+// folder of which each video gives `clips` samples where clips > 1 (its clips_per_video:
+// video/clips_per_video.h), so that the loader's order shuffles every video's clips together
+// as torchvision's RandomClipSampler does, and evaluation's deals each clip as a sample; other
+// data of videos with clips > 1 is refused naming `option`.
+std::shared_ptr<const Dataset> open_split(const std::string& path, const TrainerOptions& o,
+                                          int64_t window, int64_t clips, const char* option) {
+  if (clips > 1 && source_for("auto", path).value_or_throw()->name == "videofolder")
+    return remote::open_dataset(path, o.data_access, window, "videofolder",
+                                {{"clips_per_video", clips}})
+        .value_or_throw();
+  std::shared_ptr<const Dataset> data =
+      remote::open_dataset(path, o.data_access, window).value_or_throw();
+  require(clips == 1 || !is_video_dataset(*data),
+          fmt::format("{}: {} {} makes each clip of a video its own sample, for a local folder of "
+                      "videos only{}",
+                      data->dir(), option, clips,
+                      std::string(option) == "--clips-per-video"
+                          ? " (--clips-together decodes them together, a sample per video)"
+                          : ""));
+  return data;
+}
+
 // Refuses, in one line naming the data at `dir`, options that do not apply to its clips.
 void check_video_options(const TrainerOptions& o, const std::string& dir) {
   const char* option = !o.augment_ops.empty()          ? "--augment"
@@ -101,7 +124,8 @@ void check_video_options(const TrainerOptions& o, const std::string& dir) {
                                                        : nullptr;
   require(option == nullptr,
           fmt::format("{}: a dataset of videos: {} does not apply to its clips (they take "
-                      "--frames, --frame-step, --clips-per-video, --image-size, "
+                      "--frames, --frame-step, --clips-per-video, --clips-together, "
+                      "--eval-clips-per-video, --image-size, "
                       "--train-crop-size, --val-resize-size, --val-crop-size, --flip, --mean and "
                       "--std)",
                       dir, option ? option : ""));
@@ -164,15 +188,21 @@ NormalizationChoice video_normalization(const TrainerOptions& o) {
 }
 
 // The clips' sampling, decode_clip's and clip_frame_indices' alike: `frames` frames
-// `frame_step` apart at random starts, clips_per_video of them in training, one in evaluation.
+// `frame_step` apart; in training at random starts, clips_per_video of them together with
+// clips_together, else one a sample (a dataset of clips_per_video(K) samples a video); in
+// evaluation torchvision's UniformClipSampler's (one a sample of eval_clips_per_video).
 std::vector<std::pair<std::string, ParamValue>> clip_sampling(const TrainerOptions& o, bool train) {
-  return {{"num_frames_per_clip", int64_t{o.frames}},
+  return {{"sampler", std::string(train ? "random" : "uniform_clips")},
+          {"num_frames_per_clip", int64_t{o.frames}},
           {"num_indices_between_frames", int64_t{o.frame_step}},
-          {"num_clips", int64_t{train ? o.clips_per_video : 1}}};
+          {"num_clips", int64_t{train && o.clips_together ? o.clips_per_video : 1}}};
 }
 
+// The clips a sample of the training data holds: clips_per_video with clips_together, else one.
+int64_t clips_a_sample(const TrainerOptions& o) { return o.clips_together ? o.clips_per_video : 1; }
+
 // The video field as clips for the model before normalisation, uint8 [K?, 3, frames, crop,
-// crop] (K = clips_per_video in training): decode_clip as torchvision's video reference
+// crop] (K = clips_a_sample in training): decode_clip as torchvision's video reference
 // transforms them (training: each clip its own random crop and flip; evaluation: the centre
 // crop at val_crop_size), from the frames resized to val_resize_size.
 FieldRequest clip_request(const Dataset& data, const TrainerOptions& o, bool train) {
@@ -186,7 +216,8 @@ FieldRequest clip_request(const Dataset& data, const TrainerOptions& o, bool tra
                                {"draws", std::string("clip")},
                                {"layout", std::string("CTHW")}});
   const OpCall call = make_op_call("decode_clip", params).value_or_throw();
-  return make_field_request(data.schema(), "video", {call}).value_or_throw();
+  return make_field_request(data.schema(), "video", {call}, {}, data.manifest().sample_parts)
+      .value_or_throw();
 }
 
 // The frame indices of clip_request's clips, int64 [K?, frames], as field kFrameIndicesField.
@@ -194,7 +225,9 @@ FieldRequest frame_indices_request(const Dataset& data, const TrainerOptions& o,
   std::vector<std::pair<std::string, ParamValue>> params = clip_sampling(o, train);
   params.emplace_back("video", std::string("video"));
   const OpCall call = make_op_call("clip_frame_indices", params).value_or_throw();
-  return make_field_request(data.schema(), kFrameIndicesField, {call}).value_or_throw();
+  return make_field_request(data.schema(), kFrameIndicesField, {call}, {},
+                            data.manifest().sample_parts)
+      .value_or_throw();
 }
 
 // The image field as the model takes it before normalisation, uint8: as stored, or for encoded
@@ -344,6 +377,7 @@ Status validate(const TrainerOptions& o) {
   if (o.frames < 1) return fail("frames must be >= 1");
   if (o.frame_step < 1) return fail("frame step must be >= 1");
   if (o.clips_per_video < 1) return fail("clips per video must be >= 1");
+  if (o.eval_clips_per_video < 1) return fail("eval clips per video must be >= 1");
   if (o.train_crop_size < 0 || o.val_resize_size < 0 || o.val_crop_size < 0)
     return fail("crop and resize sizes must be >= 1 (0 = from the image size)");
   for (const std::string& text : o.augment_ops)
@@ -407,8 +441,8 @@ std::unique_ptr<TrainingSetup> set_up_training(TrainerOptions options) {
   s.threads = at::get_num_threads();
 
   const DataLocation data = resolve_data(o.data_dir);
-  s.train_data =
-      remote::open_dataset(data.train, o.data_access, o.loader.shuffle_window).value_or_throw();
+  s.train_data = open_split(data.train, o, o.loader.shuffle_window,
+                            o.clips_together ? 1 : o.clips_per_video, "--clips-per-video");
   if (o.eval && data.eval.empty()) {
     o.eval = false;
     s.eval_note =
@@ -424,13 +458,16 @@ std::unique_ptr<TrainingSetup> set_up_training(TrainerOptions options) {
   if (s.spec.frames > 0) {
     check_video_options(o, train.dir());
   } else {
-    require(o.frame_step == 1 && o.clips_per_video == 1,
-            train.dir() + ": --frame-step and --clips-per-video apply to datasets of videos");
+    require(o.frame_step == 1 && o.clips_per_video == 1 && o.eval_clips_per_video == 1 &&
+                !o.clips_together,
+            train.dir() +
+                ": --frame-step, --clips-per-video, --eval-clips-per-video and --clips-together "
+                "apply to datasets of videos");
   }
   s.spec.num_classes = count_classes(train).value_or_throw();
   check_labels(train, s.spec.num_classes);
   const int64_t largest_batch = o.eval ? std::max(o.batch_size, kEvalBatchSize) : o.batch_size;
-  check_batch_fits(s.spec, largest_batch, s.spec.frames > 0 ? o.clips_per_video : 1);
+  check_batch_fits(s.spec, largest_batch, s.spec.frames > 0 ? clips_a_sample(o) : 1);
   require(
       o.batch_size * s.world_size <= static_cast<int64_t>(train.size()),
       fmt::format("batch size {}{} is more than the {} samples of {}: every batch would be "
@@ -438,8 +475,8 @@ std::unique_ptr<TrainingSetup> set_up_training(TrainerOptions options) {
                   o.batch_size, s.world_size > 1 ? fmt::format(" x {} ranks", s.world_size) : "",
                   train.size(), train.dir(), std::max<uint64_t>(1, train.size() / s.world_size)));
   if (o.eval) {
-    s.test_data =
-        remote::open_dataset(data.eval, o.data_access, remote::kShardByShard).value_or_throw();
+    s.test_data = open_split(data.eval, o, remote::kShardByShard, o.eval_clips_per_video,
+                             "--eval-clips-per-video");
     const Dataset& test = *s.test_data;
     s.eval_note =
         fmt::format("evaluating on {} ({} samples) after each epoch", test.dir(), test.size());
@@ -539,7 +576,7 @@ std::unique_ptr<TrainingSetup> set_up_training(TrainerOptions options) {
   };
   s.normalize = std::make_unique<InputNormalizer>(
       normalized_at(s.spec.height), s.normalization.mean, s.normalization.std,
-      o.batch_size * (video ? o.clips_per_video : 1), s.device);
+      o.batch_size * (video ? clips_a_sample(o) : 1), s.device);
   if (o.eval) {
     s.eval_shape = video ? std::vector<int64_t>{s.spec.channels, s.spec.frames, o.val_crop_size,
                                                 o.val_crop_size}

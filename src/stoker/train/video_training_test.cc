@@ -1,25 +1,36 @@
 // Training on videos: a run's clips are those its options ask for (--frames frames
-// --frame-step apart, --clips-per-video of each video an epoch, each a sample of its video's
-// label), the same for any worker count; they reach the device as uint8 and are normalised there
-// as the loader would; a saved video model runs in Python as in the trainer. Skipped in a build
-// without video (STOKER_TEST_VIDEO).
+// --frame-step apart, --clips-per-video of each video an epoch, each its own sample of its
+// video's label, shuffled among every video's clips, or decoded together with
+// --clips-together), the same for any worker count and after a resume; evaluation's clips are
+// torchvision's UniformClipSampler's, and its video accuracy sums their softmax; clips reach
+// the device as uint8 and are normalised there as the loader would; a saved video model runs in
+// Python as in the trainer. Skipped in a build without video (STOKER_TEST_VIDEO).
 #include <gtest/gtest.h>
 #include <torch/types.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "stoker/pipeline/field_pipeline.h"
 #include "stoker/pipeline/op_registry.h"
+#include "stoker/pipeline/sampler.h"
+#include "stoker/pipeline/transform.h"
 #include "stoker/testing/temp_dir.h"
 #include "stoker/testing/video_set.h"
 #include "stoker/train/compute_settings.h"
 #include "stoker/train/step_runner.h"
 #include "stoker/train/trainer.h"
 #include "stoker/train/training_setup.h"
+#include "stoker/train/video_accuracy.h"
 #include "stoker/util/atomic_file.h"
+#include "stoker/video/clip_sampler.h"
 
 namespace stoker {
 namespace {
@@ -46,7 +57,16 @@ class VideoTrainingTest : public ::testing::Test {
   }
   std::string data_dir() const { return dir_.path() + "/videos"; }
 
-  // 4 frames 5 apart, 3 clips per video, 32 px, batches of 2 videos, without evaluation.
+  // A folder with train/ and test/, each the videos above.
+  std::string split_dir() const {
+    const std::string root = dir_.path() + "/splits";
+    fs::create_directories(root);
+    for (const char* split : {"train", "test"})
+      fs::copy(data_dir(), root + "/" + split, fs::copy_options::recursive);
+    return root;
+  }
+
+  // 4 frames 5 apart, 3 clips per video, 32 px, batches of 2, without evaluation.
   TrainerOptions options(int workers) const {
     TrainerOptions o;
     o.data_dir = data_dir();
@@ -87,8 +107,114 @@ Epoch first_epoch(const TrainerOptions& o) {
   return out;
 }
 
-TEST_F(VideoTrainingTest, AnEpochHoldsClipsPerVideoClipsOfFramesStepApartForAnyWorkerCount) {
+// Writes each sample's dataset index and part, int64 [2].
+class SampleIdentity : public Transform {
+ public:
+  DType dtype() const override { return DType::kInt64; }
+  std::vector<int64_t> sample_shape() const override { return {2}; }
+  Status apply(const SampleInput& input, uint8_t* slot) const override {
+    const int64_t id[2] = {input.index, input.part};
+    std::memcpy(slot, id, sizeof id);
+    return Status::ok();
+  }
+};
+
+// The (index, part) of every sample of the training loader's epoch 0, in order, from `workers`
+// workers, its first `resume_after` batches taken by one loader and the rest by another
+// restored from its state (0: one loader).
+std::vector<std::pair<int64_t, int64_t>> training_order(const TrainingSetup& setup, int workers,
+                                                        int64_t resume_after = 0) {
+  LoaderOptions lo = setup.loader->options();
+  lo.workers = workers;
+  lo.fields = {FieldRequest("id", std::make_shared<SampleIdentity>())};
+  std::vector<std::pair<int64_t, int64_t>> out;
+  const auto take = [&](const Batch& batch) {
+    for (int64_t i = 0; i < batch.size(); ++i)
+      out.emplace_back(batch["id"][i][0].item<int64_t>(), batch["id"][i][1].item<int64_t>());
+  };
+  Loader first(setup.train_data, lo);
+  std::optional<LoaderState> state;
+  for (const Batch& batch : first.epoch(0)) {
+    take(batch);
+    if (batch.index() + 1 == resume_after) {
+      state = first.state();
+      break;
+    }
+  }
+  if (!state) return out;
+  Loader second(setup.train_data, lo);
+  second.restore(*state);
+  for (const Batch& batch : second.epoch(0)) take(batch);
+  return out;
+}
+
+// Each clip of a video its own sample: an epoch holds every (video, clip) once, for 1 and 2
+// workers and across a resume, in the order of a global shuffle of all the clips (the loader's
+// Fisher-Yates permutation of the 12 samples), so a video's clips are spread, not together as
+// a sample's.
+TEST_F(VideoTrainingTest, AnEpochHoldsEveryClipOfEveryVideoOnceShuffledAcrossVideos) {
+  const std::unique_ptr<TrainingSetup> setup = set_up_training(options(0));
+  ASSERT_EQ(setup->train_data->size(), 4u * 3);
+  const std::vector<std::pair<int64_t, int64_t>> order = training_order(*setup, 1);
+  std::set<std::pair<int64_t, int64_t>> clips;
+  for (const auto& [index, part] : order) clips.emplace(index / 3, part);
+  EXPECT_EQ(order.size(), 12u);
+  EXPECT_EQ(clips.size(), 12u);  // every (video, clip) exactly once
+  for (const auto& [index, part] : order) EXPECT_EQ(part, index % 3) << index;
+  EXPECT_EQ(training_order(*setup, 2), order);
+  EXPECT_EQ(training_order(*setup, 1, /*resume_after=*/2), order);
+
+  // The loader's global permutation of the 12 clips, exactly.
+  SamplerOptions so;
+  so.seed = 7;
+  const std::vector<int64_t> permutation = Sampler(12, so).order(0);
+  ASSERT_EQ(order.size(), permutation.size());
+  for (size_t p = 0; p < order.size(); ++p) EXPECT_EQ(order[p].first, permutation[p]) << p;
+  // In that order (seed 7) no video's 3 clips are at consecutive positions.
+  int together = 0;
+  for (int64_t video = 0; video < 4; ++video) {
+    std::vector<size_t> at;
+    for (size_t p = 0; p < order.size(); ++p)
+      if (order[p].first / 3 == video) at.push_back(p);
+    together += at.back() - at.front() == 2;
+  }
+  EXPECT_EQ(together, 0);
+}
+
+TEST_F(VideoTrainingTest, AnEpochHoldsClipsOfFramesStepApartForAnyWorkerCount) {
   const Epoch epoch = first_epoch(options(0));
+  int64_t clips = 0;
+  std::map<int64_t, std::set<int64_t>> starts;  // by label
+  for (size_t b = 0; b < epoch.inputs.size(); ++b) {
+    const at::Tensor& frames = epoch.frames[b];  // [B, 4]: a clip a sample
+    ASSERT_EQ(frames.dim(), 2);
+    ASSERT_EQ(frames.size(1), 4);
+    EXPECT_EQ(epoch.inputs[b].sizes(), (std::vector<int64_t>{frames.size(0), 3, 4, 32, 32}));
+    clips += frames.size(0);
+    for (int64_t c = 0; c < frames.size(0); ++c) {
+      const int64_t label = epoch.labels[b][c].item<int64_t>();
+      EXPECT_EQ(epoch.targets[b][c].item<int64_t>(), label);
+      const int64_t start = frames[c][0].item<int64_t>();
+      EXPECT_GE(start, 0);
+      EXPECT_LE(start + 3 * 5, kFrameCounts[label] - 1);
+      for (int64_t t = 0; t < 4; ++t) EXPECT_EQ(frames[c][t].item<int64_t>(), start + 5 * t);
+      starts[label].insert(start);
+    }
+  }
+  EXPECT_EQ(clips, 3 * 4);          // clips_per_video x videos
+  EXPECT_GT(starts[0].size(), 2u);  // the clips of a class's videos start at different frames
+  const Epoch threaded = first_epoch(options(3));
+  ASSERT_EQ(threaded.inputs.size(), epoch.inputs.size());
+  for (size_t b = 0; b < epoch.inputs.size(); ++b) {
+    EXPECT_TRUE(threaded.frames[b].equal(epoch.frames[b])) << "batch " << b;
+    EXPECT_TRUE(threaded.inputs[b].equal(epoch.inputs[b])) << "batch " << b;
+  }
+}
+
+TEST_F(VideoTrainingTest, ClipsTogetherHoldClipsPerVideoClipsASampleForAnyWorkerCount) {
+  TrainerOptions o = options(0);
+  o.clips_together = true;
+  const Epoch epoch = first_epoch(o);
   int64_t clips = 0;
   bool starts_differ = false;  // some video's clips start at different frames
   for (size_t b = 0; b < epoch.inputs.size(); ++b) {
@@ -117,7 +243,8 @@ TEST_F(VideoTrainingTest, AnEpochHoldsClipsPerVideoClipsOfFramesStepApartForAnyW
   EXPECT_TRUE(starts_differ);
 
   // The same clips, frame for frame and pixel for pixel, from 3 workers.
-  const Epoch threaded = first_epoch(options(3));
+  o.loader.workers = 3;
+  const Epoch threaded = first_epoch(o);
   ASSERT_EQ(threaded.inputs.size(), epoch.inputs.size());
   for (size_t b = 0; b < epoch.inputs.size(); ++b) {
     EXPECT_TRUE(threaded.frames[b].equal(epoch.frames[b])) << "batch " << b;
@@ -130,7 +257,9 @@ TEST_F(VideoTrainingTest, AnEpochHoldsClipsPerVideoClipsOfFramesStepApartForAnyW
 // loader's float clips (decode_clip's dtype float32, the old way) on the same draws, to
 // float32 rounding.
 TEST_F(VideoTrainingTest, ClipsNormalisedOnTheDeviceAreTheLoadersFloatClips) {
-  const std::unique_ptr<TrainingSetup> setup = set_up_training(options(0));
+  TrainerOptions together = options(0);
+  together.clips_together = true;
+  const std::unique_ptr<TrainingSetup> setup = set_up_training(together);
   const auto reals = [](const std::vector<float>& v) {
     return std::vector<double>(v.begin(), v.end());
   };
@@ -194,13 +323,14 @@ TEST_F(VideoTrainingTest, PythonRunsTheSavedVideoModelAsTheTrainerDoes) {
   if (std::system(STOKER_PYTHON " -c 'import torch' >/dev/null 2>&1") != 0)
     GTEST_SKIP() << STOKER_PYTHON " cannot import torch";
   TrainerOptions o = options(0);
+  o.clips_together = true;
   o.epochs = 1;
   o.save_model = dir_.path() + "/video_cnn.pt";
   Trainer trainer(o);
   EXPECT_EQ(trainer.run().model, o.save_model);
 
   // The trainer's clips of its first batch, uint8, and its model's logits on them.
-  const std::unique_ptr<TrainingSetup> setup = set_up_training(options(0));
+  const std::unique_ptr<TrainingSetup> setup = set_up_training(o);
   StepRunner steps(*setup);
   steps.start_epoch(0);
   steps.take_first();
@@ -230,6 +360,111 @@ TEST_F(VideoTrainingTest, PythonRunsTheSavedVideoModelAsTheTrainerDoes) {
   }
 }
 
+// Prints torchvision's UniformClipSampler's clips of a video of each clip count argv[2:] (a
+// VideoClips of that one video), argv[1] (a comma-separated list) clips a video: a line per
+// count and clips a video.
+constexpr const char* kUniformClipsPy = R"(
+import sys, torch
+from torchvision.datasets.samplers import UniformClipSampler
+from torchvision.datasets.video_utils import VideoClips
+for k in sys.argv[1].split(','):
+    for n in sys.argv[2:]:
+        clips = VideoClips.__new__(VideoClips)
+        clips.clips = [torch.zeros(int(n), 1)]
+        print(' '.join(str(i) for i in UniformClipSampler(clips, int(k))))
+)";
+
+// torchvision's UniformClipSampler's clips of a video of each of `lengths` clips, `k` of each
+// of `ks` a video (ks-major); nullopt where Python cannot import torchvision.
+std::optional<std::vector<std::vector<int64_t>>> torchvision_uniform_clips(
+    const std::string& dir, const std::vector<int64_t>& ks, const std::vector<int64_t>& lengths) {
+  if (std::system(STOKER_PYTHON " -c 'import torchvision' >/dev/null 2>&1") != 0)
+    return std::nullopt;
+  throw_if_error(write_file_atomically(dir + "/uniform.py", kUniformClipsPy));
+  std::string command = std::string(STOKER_PYTHON) + " " + dir + "/uniform.py ";
+  for (size_t i = 0; i < ks.size(); ++i) command += (i ? "," : "") + std::to_string(ks[i]);
+  for (const int64_t n : lengths) command += " " + std::to_string(n);
+  command += " > " + dir + "/uniform.txt";
+  if (std::system(command.c_str()) != 0) throw std::runtime_error("failed: " + command);
+  std::istringstream in(read_file(dir + "/uniform.txt").value_or_throw());
+  std::vector<std::vector<int64_t>> out;
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream values(line);
+    out.emplace_back();
+    for (int64_t i = 0; values >> i;) out.back().push_back(i);
+  }
+  return out;
+}
+
+// uniform_clip_indices is UniformClipSampler's spacing over a video's clips, for videos of 1
+// to 40 clips and 1 to 20 clips a video.
+TEST_F(VideoTrainingTest, UniformClipIndicesAreTorchvisionsUniformClipSamplers) {
+  std::vector<int64_t> ks, lengths;
+  for (int64_t k = 1; k <= 20; ++k) ks.push_back(k);
+  for (int64_t n = 1; n <= 40; ++n) lengths.push_back(n);
+  const auto expected = torchvision_uniform_clips(dir_.path(), ks, lengths);
+  if (!expected) GTEST_SKIP() << STOKER_PYTHON " cannot import torchvision";
+  ASSERT_EQ(expected->size(), ks.size() * lengths.size());
+  for (size_t k = 0; k < ks.size(); ++k)
+    for (size_t v = 0; v < lengths.size(); ++v)
+      EXPECT_EQ(video::uniform_clip_indices(lengths[v], ks[k]), (*expected)[k * lengths.size() + v])
+          << lengths[v] << " clips, " << ks[k] << " a video";
+}
+
+// --eval-clips-per-video 5: evaluation's samples are each video's 5 clips, in order, at
+// UniformClipSampler's clips of the video's clips (4 frames of every 5th: 12 clips of the 75
+// frames, 7 of the 50); the run reports clip and video accuracy.
+TEST_F(VideoTrainingTest, EvaluationTakesUniformClipSamplersClipsOfEachVideo) {
+  TrainerOptions o = options(0);
+  o.data_dir = split_dir();
+  o.eval = true;
+  o.eval_clips_per_video = 5;
+  const std::unique_ptr<TrainingSetup> setup = set_up_training(o);
+  ASSERT_EQ(setup->test_data->size(), 4u * 5);
+  const auto expected = torchvision_uniform_clips(dir_.path(), {5}, {12, 12, 7, 7});
+  if (!expected) GTEST_SKIP() << STOKER_PYTHON " cannot import torchvision";
+  int64_t sample = 0;
+  for (const Batch& batch : setup->test_loader->epoch(0)) {
+    const at::Tensor frames = batch[kFrameIndicesField];  // [n, 4]
+    for (int64_t i = 0; i < batch.size(); ++i, ++sample) {
+      const int64_t clip = (*expected)[sample / 5][sample % 5];
+      for (int64_t t = 0; t < 4; ++t)
+        EXPECT_EQ(frames[i][t].item<int64_t>(), (clip + t) * 5) << "sample " << sample;
+    }
+  }
+  EXPECT_EQ(sample, 20);
+
+  const TrainResult result = Trainer(o).run();
+  ASSERT_FALSE(result.epochs.empty());
+  const EpochMetrics& m = result.epochs.back();
+  ASSERT_TRUE(m.test_accuracy && m.test_video_accuracy);
+  EXPECT_GE(*m.test_video_accuracy, 0);
+  EXPECT_LE(*m.test_video_accuracy, 1);
+  EXPECT_NE(m.to_json().find("\"test_video_accuracy\""), std::string::npos);
+}
+
+// Video accuracy sums each video's clips' softmax: video 0 (label 0) has one clip of 3 right,
+// but sure of it; video 1 (label 1) two of 3. Clip accuracy 3 / 6, video accuracy 2 / 2 (a
+// vote of the clips would lose video 0).
+TEST(VideoAccuracyTest, AVideoIsRightWhereItsClipsSummedSoftmaxIs) {
+  const at::Tensor logits =
+      torch::tensor({{5.0, 0.0}, {0.0, 0.5}, {0.0, 0.5}, {0.0, 2.0}, {0.0, 2.0}, {1.0, 0.0}});
+  const at::Tensor videos = torch::tensor({0, 0, 0, 1, 1, 1}, torch::kLong);
+  const at::Tensor labels = torch::tensor({0, 0, 0, 1, 1, 1}, torch::kLong);
+  EXPECT_EQ(logits.argmax(1).eq(labels).sum().item<int64_t>(), 3);
+  // The expected, from the definition.
+  const at::Tensor sums =
+      at::zeros({2, 2}, at::kDouble).index_add_(0, videos, at::softmax(logits, 1).to(at::kDouble));
+  const double expected =
+      sums.argmax(1).eq(torch::tensor({0, 1})).to(at::kDouble).mean().item<double>();
+  EXPECT_EQ(expected, 1.0);
+  VideoAccuracy accuracy(2, 2);
+  // Added in two parts, clips of both videos in each.
+  accuracy.add(logits.slice(0, 0, 4), videos.slice(0, 0, 4), labels.slice(0, 0, 4));
+  accuracy.add(logits.slice(0, 4), videos.slice(0, 4), labels.slice(0, 4));
+  EXPECT_EQ(accuracy.accuracy(nullptr), expected);
+}
+
 // A frame step or a number of clips below 1 is refused.
 TEST_F(VideoTrainingTest, ClipOptionsBelowOneAreRefused) {
   TrainerOptions o = options(0);
@@ -238,6 +473,9 @@ TEST_F(VideoTrainingTest, ClipOptionsBelowOneAreRefused) {
   o.frame_step = 1;
   o.clips_per_video = 0;
   EXPECT_EQ(validate(o).message(), "clips per video must be >= 1");
+  o.clips_per_video = 1;
+  o.eval_clips_per_video = 0;
+  EXPECT_EQ(validate(o).message(), "eval clips per video must be >= 1");
 }
 
 }  // namespace

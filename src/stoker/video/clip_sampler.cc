@@ -164,17 +164,7 @@ Result<std::vector<int64_t>> clip_frames_by_time(const ClipSampler& sampler,
 
 // Each clip's frames (clips of `length`) at torchvision's uniform_temporal_subsample positions.
 std::vector<int64_t> subsampled(const std::vector<int64_t>& frames, int64_t length, int64_t n) {
-  // torch.linspace(0, length - 1, n) in float32 as its CPU kernel computes it (each value one
-  // fused multiply-add, from the end for the second half; checked against torch's AVX2 and
-  // AVX-512 dispatch for lengths 1 to 256 and n 1 to 128), then .long().
-  const float end = static_cast<float>(length - 1);
-  const float step = n > 1 ? end / static_cast<float>(n - 1) : 0.0f;
-  std::vector<int64_t> positions(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) {
-    const float value = i < n / 2 ? std::fma(step, static_cast<float>(i), 0.0f)
-                                  : std::fma(-step, static_cast<float>(n - 1 - i), end);
-    positions[static_cast<size_t>(i)] = static_cast<int64_t>(value);
-  }
+  const std::vector<int64_t> positions = uniform_clip_indices(length, n);
   std::vector<int64_t> out;
   out.reserve(frames.size() / static_cast<size_t>(length) * static_cast<size_t>(n));
   for (size_t clip = 0; clip < frames.size(); clip += static_cast<size_t>(length))
@@ -182,11 +172,43 @@ std::vector<int64_t> subsampled(const std::vector<int64_t>& frames, int64_t leng
   return out;
 }
 
+// The frames of the uniform-clips sampler's clips (clip_sampler.h) of a video of `frame_count`.
+Result<std::vector<int64_t>> uniform_clip_frames(const ClipSampler& sampler, int64_t frame_count,
+                                                 const std::string& video) {
+  if (frame_count < 1)
+    return invalid_argument(video_named(video) + ": no frame to sample clips from");
+  const int64_t s = sampler.frame_step;
+  const int64_t clips = (frame_count + s - 1) / s - sampler.frames_per_clip + 1;
+  std::vector<int64_t> out;
+  for (const int64_t clip : uniform_clip_indices(clips, sampler.num_clips))
+    STOKER_RETURN_IF_ERROR(append_clip(sampler, clip * s, frame_count, video, out));
+  return out;
+}
+
 }  // namespace
+
+std::vector<int64_t> uniform_clip_indices(int64_t clips, int64_t count) {
+  // torch.linspace(0, clips - 1, count) in float32 as its CPU kernel computes it (each value one
+  // fused multiply-add, from the end for the second half; checked against torch's AVX2 and
+  // AVX-512 dispatch for lengths 1 to 256 and count 1 to 128), then floor (.long() of values
+  // >= 0).
+  std::vector<int64_t> positions(static_cast<size_t>(count), 0);
+  if (clips < 1 || count == 1) return positions;  // one value: the start
+  const float end = static_cast<float>(clips - 1);
+  const float step = count > 1 ? end / static_cast<float>(count - 1) : 0.0f;
+  for (int64_t i = 0; i < count; ++i) {
+    const float value = i < count / 2 ? std::fma(step, static_cast<float>(i), 0.0f)
+                                      : std::fma(-step, static_cast<float>(count - 1 - i), end);
+    positions[static_cast<size_t>(i)] = static_cast<int64_t>(value);
+  }
+  return positions;
+}
 
 Result<std::vector<int64_t>> clip_frame_indices(const ClipSampler& sampler, int64_t frame_count,
                                                 CounterRng& rng, const std::string& video) {
   STOKER_RETURN_IF_ERROR(sampler.check());
+  if (sampler.starts == ClipStarts::kUniformClips)
+    return uniform_clip_frames(sampler, frame_count, video);
   const std::string where = video_named(video) + " (" + std::to_string(frame_count) + " frames)";
   if (frame_count < 1) return invalid_argument(where + ": no frame to sample clips from");
   int64_t start = sampler.range_start < 0 ? frame_count + sampler.range_start : sampler.range_start;
@@ -229,6 +251,20 @@ Result<std::vector<int64_t>> clip_frame_indices(const ClipSampler& sampler, cons
                                                 CounterRng& rng, const std::string& video,
                                                 int64_t clip) {
   STOKER_RETURN_IF_ERROR(sampler.check());
+  if (sampler.of_video > 0) {  // clip `clip` of the video's of_video clips
+    ClipSampler all = sampler;
+    all.num_clips = sampler.of_video;
+    all.of_video = 0;
+    STOKER_ASSIGN_OR_RETURN(std::vector<int64_t> frames,
+                            clip_frame_indices(all, index, rng, video));
+    const int64_t length = sampler.clip_length();
+    if (clip < 0 || (clip + 1) * length > static_cast<int64_t>(frames.size()))
+      return invalid_argument(fmt::format("{}: clip {} is not one of its {} clips",
+                                          video_named(video), clip,
+                                          static_cast<int64_t>(frames.size()) / length));
+    return std::vector<int64_t>(frames.begin() + clip * length,
+                                frames.begin() + (clip + 1) * length);
+  }
   std::vector<int64_t> frames;
   if (sampler.starts == ClipStarts::kVideoClips) {
     const VideoClips clips{sampler.frames_per_clip, sampler.step_between_clips, sampler.frame_rate};

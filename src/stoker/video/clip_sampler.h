@@ -30,6 +30,21 @@
 // step_between_clips, frame_rate) numbers as the sample's part of the record (a dataset whose
 // records give a sample per clip: SampleInput::part).
 //
+// The uniform-clips sampler (kUniformClips) is torchvision's UniformClipSampler over the
+// VideoClips of the video resampled to every frame_step-th frame (frames_per_clip frames,
+// step_between_clips 1: clip j is frames (j + t) * frame_step, of C = ceil(n / frame_step) -
+// frames_per_clip + 1 clips): clips floor(torch.linspace(0, C - 1, num_clips)) in float32 as
+// torch computes it (step = (C - 1) / (num_clips - 1) in float32; the first num_clips / 2
+// values i * step, the others (C - 1) - step * (num_clips - 1 - i); one value: 0). The video
+// alone: torchvision's linspace starts at the video's first clip's index s in the whole
+// dataset, so its float32 values round otherwise for some s (its s = 0 is this). A video
+// shorter than a clip (C < 1; torchvision leaves it out) gives its clip 0, `policy` filling the
+// frames past its end.
+//
+// A dataset of clips_per_video(K) (clips_per_video.h: K samples a video) sets `of_video` K: a
+// sample is clip `clip` (its part) of the K clips the sampler takes (num_clips K; num_clips
+// as given must be 1).
+//
 // `subsample` n > 0 then keeps n frames of each clip, torchvision's UniformTemporalSubsample
 // (positions torch.linspace(0, T - 1, n) in float32, truncated: the frames it picks from the
 // decoded clip). Pure functions; thread-safe.
@@ -45,7 +60,14 @@
 
 namespace stoker::video {
 
-enum class ClipStarts { kRandom, kRegular, kRandomTimestamps, kRegularTimestamps, kVideoClips };
+enum class ClipStarts {
+  kRandom,
+  kRegular,
+  kRandomTimestamps,
+  kRegularTimestamps,
+  kVideoClips,
+  kUniformClips
+};
 enum class ClipPolicy { kRepeatLast, kWrap, kError };
 
 struct ClipSampler {
@@ -65,6 +87,7 @@ struct ClipSampler {
   int64_t step_between_clips = 1;
   double frame_rate = 0;  // 0: the video's own
   int64_t subsample = 0;  // 0: every frame of a clip
+  int64_t of_video = 0;   // K > 0: a sample is one of K clips of its video (above)
 
   // The frames each clip gives: subsample's, else frames_per_clip.
   int64_t clip_length() const { return subsample > 0 ? subsample : frames_per_clip; }
@@ -88,7 +111,12 @@ Result<std::vector<int64_t>> clip_frame_indices(const ClipSampler& sampler, int6
 // clip_length() (num_clips but for regular timestamps, which are at most num_clips: more is
 // kInvalidArgument naming both). A range in seconds that holds no start, or
 // a frame rate or point that the video has not: kInvalidArgument naming `video`. kVideoClips:
-// the video's clip number `clip` (a clip it has not: kInvalidArgument naming `video`).
+// the video's clip number `clip` (a clip it has not: kInvalidArgument naming `video`); with
+// of_video, clip `clip` of the K clips.
+// UniformClipSampler's clip indices over a video of `clips` clips: floor(torch.linspace(0,
+// clips - 1, count)) in float32 (above); all 0 for clips < 1.
+std::vector<int64_t> uniform_clip_indices(int64_t clips, int64_t count);
+
 Result<std::vector<int64_t>> clip_frame_indices(const ClipSampler& sampler, const VideoIndex& index,
                                                 CounterRng& rng, const std::string& video,
                                                 int64_t clip = 0);

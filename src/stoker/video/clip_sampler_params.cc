@@ -1,17 +1,19 @@
 #include "stoker/video/clip_sampler_params.h"
 
+#include "stoker/video/clips_per_video.h"
 #include "stoker/video/video_clips.h"
 
 namespace stoker::video {
 
 std::vector<ParamSpec> clip_sampler_params() {
   return {
-      ParamSpec::choice(
-          "sampler", "random",
-          {"random", "regular", "random_timestamps", "regular_timestamps", "video_clips"},
-          "clip starts at random or regular indices, or times (torchcodec's "
-          "samplers); video_clips: the sample's clip of the clips its dataset "
-          "enumerates (VideoFolder's frames_per_clip: torchvision's VideoClips)"),
+      ParamSpec::choice("sampler", "random",
+                        {"random", "regular", "random_timestamps", "regular_timestamps",
+                         "video_clips", "uniform_clips"},
+                        "clip starts at random or regular indices, or times (torchcodec's "
+                        "samplers); video_clips: the sample's clip of the clips its dataset "
+                        "enumerates (VideoFolder's frames_per_clip: torchvision's VideoClips); "
+                        "uniform_clips: torchvision's UniformClipSampler over the video's clips"),
       ParamSpec::integer("num_clips", 1, "clips per sample").in(1, 256),
       ParamSpec::integer("num_frames_per_clip", 16, "frames per clip").in(1, 4096),
       ParamSpec::integer("num_indices_between_frames", 1, "the step between a clip's frames")
@@ -52,6 +54,7 @@ Result<ClipSampler> clip_sampler_from(const Params& p, const std::string& sample
                    : starts == "regular"            ? ClipStarts::kRegular
                    : starts == "random_timestamps"  ? ClipStarts::kRandomTimestamps
                    : starts == "regular_timestamps" ? ClipStarts::kRegularTimestamps
+                   : starts == "uniform_clips"      ? ClipStarts::kUniformClips
                                                     : ClipStarts::kVideoClips;
   const std::optional<VideoClips> clips = VideoClips::from_text(sample_parts);
   if (sampler.starts == ClipStarts::kVideoClips && !clips)
@@ -63,6 +66,12 @@ Result<ClipSampler> clip_sampler_from(const Params& p, const std::string& sample
     return invalid_argument("this dataset's samples are its videos' clips, " + clips->text() +
                             ": decode each with sampler=\"video_clips\", not \"" + starts + "\"");
   sampler.num_clips = p.integer("num_clips");
+  if (const std::optional<ClipsPerVideo> per_video = ClipsPerVideo::from_text(sample_parts)) {
+    if (sampler.num_clips != 1)
+      return invalid_argument("this dataset's samples are " + per_video->text() +
+                              " of each video, one clip each: num_clips must be 1");
+    sampler.of_video = per_video->count;
+  }
   sampler.frames_per_clip = p.integer("num_frames_per_clip");
   sampler.frame_step = p.integer("num_indices_between_frames");
   sampler.range_start = p.integer("sampling_range_start");

@@ -128,5 +128,48 @@ TEST(ClipSampler, VideoClipsAreTheDatasetsEnumeration) {
             std::string::npos);
 }
 
+// A dataset of clips_per_video(3): a sample is clip `part` of the 3 clips its sampler takes,
+// drawn from the sample's own stream; num_clips as given must be 1.
+TEST(ClipSampler, ClipsPerVideoSamplesAreOneClipEachOfTheSamplersClips) {
+  const auto sampler = [&](const std::string& name, int64_t clips) {
+    const Params p = bind_params("decode_clip", clip_sampler_params(),
+                                 {{"sampler", name},
+                                  {"num_clips", clips},
+                                  {"num_frames_per_clip", int64_t{4}},
+                                  {"num_indices_between_frames", int64_t{5}}})
+                         .value_or_throw();
+    return clip_sampler_from(p, "clips_per_video(3)");
+  };
+  VideoIndex index;  // 75 frames at 25 fps
+  index.time_base_num = 1;
+  index.time_base_den = 25;
+  for (int64_t i = 0; i < 75; ++i) index.pts.push_back(i);
+  index.end_pts = 75;
+  for (const char* name : {"random", "regular", "uniform_clips"}) {
+    const ClipSampler one = sampler(name, 1).value_or_throw();
+    EXPECT_EQ(one.of_video, 3);
+    ClipSampler all = one;
+    all.num_clips = 3;
+    all.of_video = 0;
+    CounterRng draws(1, 7);
+    const std::vector<int64_t> clips =
+        clip_frame_indices(all, index, draws, "v.mp4").value_or_throw();
+    for (int64_t part = 0; part < 3; ++part) {
+      CounterRng rng(1, 7);
+      EXPECT_EQ(clip_frame_indices(one, index, rng, "v.mp4", part).value_or_throw(),
+                std::vector<int64_t>(clips.begin() + part * 4, clips.begin() + part * 4 + 4))
+          << name << " clip " << part;
+    }
+  }
+  // uniform_clips: UniformClipSampler's clips 0, 5, 11 of the 12 clips of every 5th frame.
+  CounterRng rng(1, 7);
+  EXPECT_EQ(clip_frame_indices(sampler("uniform_clips", 1).value_or_throw(), index, rng, "v.mp4", 1)
+                .value_or_throw(),
+            (std::vector<int64_t>{25, 30, 35, 40}));
+  EXPECT_EQ(sampler("random", 2).status().message(),
+            "this dataset's samples are clips_per_video(3) of each video, one clip each: "
+            "num_clips must be 1");
+}
+
 }  // namespace
 }  // namespace stoker::video

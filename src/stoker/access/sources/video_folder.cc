@@ -155,6 +155,10 @@ bool is_video_folder(const std::string& location, const std::function<bool()>& c
 // the file, read by ranges (access/remote_video_opener.h).
 Result<std::shared_ptr<const Dataset>> open_remote_video_folder(
     const SourceOpening& opening, std::vector<std::string> extensions) {
+  if (opening.params.integer("clips_per_video") > 1)
+    return unsupported(remote::shown_location(opening.location) +
+                       ": clips_per_video: local video folders only (at a URL, a sample per "
+                       "video; DecodeClip's num_clips takes several clips of it)");
   if (opening.params.integer("frames_per_clip") > 0)
     return unsupported(remote::shown_location(opening.location) +
                        ": frames_per_clip indexes every video at open: local video folders "
@@ -189,7 +193,8 @@ Result<std::shared_ptr<const Dataset>> open_video_folder(const SourceOpening& op
   }
   STOKER_ASSIGN_OR_RETURN(
       std::shared_ptr<VideoFolderSource> source,
-      VideoFolderSource::open(opening.location, std::move(extensions), options, clips));
+      VideoFolderSource::open(opening.location, std::move(extensions), options, clips,
+                              opening.params.integer("clips_per_video")));
   return Dataset::open(std::move(source));
 }
 
@@ -210,6 +215,12 @@ SourceSpec video_folder() {
       ParamSpec::integer("step_between_clips", 1,
                          "with frames_per_clip: the frames from one clip's start to the next's")
           .in(1, int64_t{1} << 40),
+      ParamSpec::integer("clips_per_video", 1,
+                         "samples of each video (torchvision's video reference's clips per "
+                         "video): clip k of a video is its own sample, shuffled among every "
+                         "video's clips; decode_clip's samplers take one clip each (not with "
+                         "frames_per_clip)")
+          .in(1, 1024),
       ParamSpec::real("frame_rate", 0.0,
                       "with frames_per_clip: the frame rate each video is resampled to first "
                       "(0: its own)")

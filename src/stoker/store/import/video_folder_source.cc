@@ -151,7 +151,13 @@ ClassFolderFiles video_files(std::vector<std::string> extensions) {
 
 Result<std::shared_ptr<VideoFolderSource>> VideoFolderSource::open(
     const std::string& root, std::vector<std::string> extensions,
-    const ClassFolderSourceOptions& options, const std::optional<video::VideoClips>& clips) {
+    const ClassFolderSourceOptions& options, const std::optional<video::VideoClips>& clips,
+    int64_t clips_per_video) {
+  if (clips_per_video < 1 || (clips && clips_per_video > 1))
+    return invalid_argument(fmt::format(
+        "{}: clips_per_video {} must be at least 1, and 1 with frames_per_clip (whose clips are "
+        "every clip of each video)",
+        root, clips_per_video));
   if (clips) {
     const Status checked = clips->check();
     if (!checked.is_ok()) return invalid_argument(root + ": " + checked.message());
@@ -174,6 +180,9 @@ Result<std::shared_ptr<VideoFolderSource>> VideoFolderSource::open(
     }
     parts.text = clips->text();
     source->clip_counts_ = parts.counts;
+  } else if (clips_per_video > 1) {
+    parts.counts.assign(listing.samples.size(), clips_per_video);
+    parts.text = video::ClipsPerVideo{clips_per_video}.text();
   }
   STOKER_RETURN_IF_ERROR(source->lay_out(root, std::move(listing), video_record_schema(), options,
                                          nullptr, std::move(parts)));

@@ -15,7 +15,9 @@
 // video's record (the file's bytes held once: ShardReader::in_memory's parts), which clip it is
 // SampleInput::part, and Manifest::sample_parts names the enumeration, which decode_clip's
 // sampler "video_clips" reads. A video that cannot be indexed gives one sample, bad, naming it.
-// Thread-safe.
+// With a ClipsPerVideo count K instead (video/clips_per_video.h: torchvision's video reference's
+// clips per video), every video gives K samples, its clips 0..K-1 (nothing read at open), which
+// decode_clip's other samplers take one each. Thread-safe.
 
 #include <cstdint>
 #include <memory>
@@ -25,6 +27,7 @@
 
 #include "stoker/store/import/class_folder_source.h"
 #include "stoker/store/import/video_record.h"
+#include "stoker/video/clips_per_video.h"
 #include "stoker/video/video_clips.h"
 
 namespace stoker {
@@ -37,11 +40,12 @@ class VideoFolderSource : public ClassFolderSource {
  public:
   // Lists `root`'s files with `extensions` (list_class_folder's errors) and lays its samples
   // out in units; the listing cached as `options` says. With `clips`, the samples are the
-  // videos' clips (above; `clips`' check: one line naming the argument).
+  // videos' clips (above; `clips`' check: one line naming the argument); with
+  // `clips_per_video` above 1, K of each video (not with `clips`).
   static Result<std::shared_ptr<VideoFolderSource>> open(
       const std::string& root, std::vector<std::string> extensions,
       const ClassFolderSourceOptions& options,
-      const std::optional<video::VideoClips>& clips = std::nullopt);
+      const std::optional<video::VideoClips>& clips = std::nullopt, int64_t clips_per_video = 1);
   // The folder `location` as `listing` lists it (a remote one: access/remote_image_folder.h's
   // listing with video_files), sample i's file being `files`' file i (or the bytes
   // options.record_bytes gives: a reference to it); a sample per video.

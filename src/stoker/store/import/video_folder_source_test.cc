@@ -152,5 +152,29 @@ TEST(VideoFolderSource, ClipsAreSamplesOfTheirVideosRecord) {
             root + ": step_between_clips 0 must be at least 1");
 }
 
+// clips_per_video 3: each video, read or not, gives 3 samples of its record, parts 0..2, in
+// listing order (nothing is read at open); not with an enumeration of every clip.
+TEST(VideoFolderSource, ClipsPerVideoAreThatManySamplesOfEachVideosRecord) {
+  testing::TempDir tmp;
+  const std::string root = video_test_folder(tmp);
+  auto source = VideoFolderSource::open(root, {"mp4", "avi"}, {}, std::nullopt, 3).value_or_throw();
+  EXPECT_EQ(source->manifest().sample_parts, "clips_per_video(3)");
+  auto dataset = Dataset::open(source).value_or_throw();
+  const size_t videos = source->listing().samples.size();
+  ASSERT_EQ(dataset->size(), 3 * videos);
+  for (int64_t i = 0; i < static_cast<int64_t>(dataset->size()); ++i) {
+    ShardPins pins = dataset->pin(&i, 1, nullptr).value_or_throw();
+    EXPECT_EQ(dataset->part(static_cast<uint64_t>(i)), i % 3);
+    int64_t label = -1;
+    std::memcpy(&label, fixed_field(dataset->schema(), dataset->record(i), 1), sizeof label);
+    EXPECT_EQ(label, source->listing().samples[static_cast<size_t>(i / 3)].label) << i;
+  }
+  EXPECT_EQ(
+      VideoFolderSource::open(root, {"mp4"}, {}, video::VideoClips{16, 1, 0}, 2).status().message(),
+      root +
+          ": clips_per_video 2 must be at least 1, and 1 with frames_per_clip (whose clips "
+          "are every clip of each video)");
+}
+
 }  // namespace
 }  // namespace stoker

@@ -1,0 +1,72 @@
+"""stoker.VideoFolder(root, clips_per_video=K) (issue 63): each video K samples, clip k of the
+video its sample k, as torchvision's video reference samples clips (RandomClipSampler in
+training, UniformClipSampler in evaluation). Against torchvision: sampler="uniform_clips" takes
+UniformClipSampler's clips of each video's VideoClips (frames_per_clip, step_between_clips 1, the
+video resampled to every s-th frame: frame_rate = fps / s), frame for frame."""
+import os
+import shutil
+import sys
+
+import pytest
+import torch
+
+import stoker
+from video_build import needs_video
+
+torchcodec = pytest.importorskip("torchcodec")
+from torchcodec.decoders import VideoDecoder  # noqa: E402
+from torchvision.datasets.samplers import UniformClipSampler  # noqa: E402
+from torchvision.datasets.video_utils import VideoClips  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import make_video_set  # noqa: E402
+
+pytestmark = needs_video
+
+NAMES = ["h264_gop12_bframes.mp4", "hevc_gop12_bframes.mp4", "h264_vfr.mkv", "vp9_gop12.webm"]
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    made = make_video_set.make_video_set(str(tmp_path_factory.mktemp("made")), NAMES)
+    root = tmp_path_factory.mktemp("classes") / "root"
+    for i, name in enumerate(NAMES):
+        os.makedirs(root / f"class{i % 2}", exist_ok=True)
+        shutil.copy(made[name], root / f"class{i % 2}" / name)
+    return root
+
+
+def uniform_clips(path, frames, s, k):
+    """torchvision's UniformClipSampler's k clips of the video at `path` (its VideoClips of
+    `frames` frames at fps / s), each its frame indices."""
+    metadata = VideoDecoder(str(path)).metadata
+    clips, _ = VideoClips.compute_clips_for_video(torch.arange(metadata.num_frames), frames, 1,
+                                                  metadata.average_fps,
+                                                  metadata.average_fps / s)
+    enumeration = VideoClips.__new__(VideoClips)
+    enumeration.clips = [clips]
+    return [clips[i].tolist() for i in UniformClipSampler(enumeration, k)]
+
+
+@pytest.mark.parametrize("frames,s,k", [(8, 1, 5), (4, 2, 3), (6, 4, 7), (16, 1, 1)])
+def test_uniform_clips_are_torchvisions(folder, frames, s, k):
+    source = stoker.VideoFolder(folder, clips_per_video=k, transforms={
+        "frames": stoker.transforms.ClipFrameIndices(sampler="uniform_clips",
+                                                     num_frames_per_clip=frames,
+                                                     num_indices_between_frames=s)})
+    assert len(source) == k * len(source.samples)
+    ours = []
+    for batch in stoker.Loader(source, batch_size=4, shuffle=False):
+        ours += batch["frames"].tolist()
+    want = [clip for path, _ in source.samples for clip in uniform_clips(path, frames, s, k)]
+    assert ours == want
+
+
+def test_clips_per_video_refuses_num_clips_and_frames_per_clip(folder):
+    with pytest.raises(ValueError, match="give one of them"):
+        stoker.VideoFolder(folder, frames_per_clip=8, clips_per_video=2)
+    source = stoker.VideoFolder(folder, clips_per_video=2, transforms={
+        "frames": stoker.transforms.ClipFrameIndices(num_clips=2)})
+    with pytest.raises(Exception, match="num_clips must be 1"):
+        next(iter(stoker.Loader(source, batch_size=2)))
