@@ -2,8 +2,9 @@
 // holds: a cache of N sparse 64 KiB objects (a remote video's blocks), then admissions of new
 // 64 KiB blocks through ShardCache::objects, timed one by one, with the budget above the cache
 // ("fits": no eviction) and at it ("full": each admission evicts one); beside them, the parts an
-// admission is made of, timed alone: the cache-wide flock, a full listing of the cache (what
-// every admission did before its ledger), the fsync of a 64 KiB file and of its folder.
+// admission is made of, timed alone: the cache-wide flock, ShardCache::usage() (the sum every
+// admission takes: a full listing before the ledger, the ledger's sync since), the fsync of a
+// 64 KiB file and of its folder.
 //
 //   cache_admission DIR N [ADMISSIONS]     (DIR: a new folder, removed at the end)
 //
@@ -68,7 +69,8 @@ std::vector<ShardInfo> blocks(const std::string& prefix, int n) {
 // N sparse files named as the cache names its objects, written straight into its folder.
 void fill(const std::string& objects_dir, int n) {
   for (const ShardInfo& b : blocks("held", n)) {
-    const std::string path = fmt::format("{}/shards/{}.{:016x}", objects_dir, b.file, b.index_checksum);
+    const std::string path =
+        fmt::format("{}/shards/{}.{:016x}", objects_dir, b.file, b.index_checksum);
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0 || ::ftruncate(fd, kBlock) != 0) std::abort();
     ::close(fd);
@@ -134,7 +136,7 @@ int main(int argc, char** argv) {
   const double dir_sync =
       timed(admissions, [&](int) { (void)stoker::fsync_directory(cache_dir + "/0b1ec75/shards"); });
   fmt::print(
-      "N={} parts: cache.lock {:.0f} us, a listing of the cache {:.0f} us, write+fsync of 64 KiB "
+      "N={} parts: cache.lock {:.0f} us, ShardCache::usage() {:.0f} us, write+fsync of 64 KiB "
       "{:.0f} us, fsync of the folder {:.0f} us\n",
       n, lock, scan, file_sync, dir_sync);
   cache.reset();

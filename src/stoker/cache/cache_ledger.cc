@@ -32,7 +32,7 @@ int64_t mtime_of(const struct stat& st) {
 const std::string& boot_id() {
   static const std::string id = [] {
     Result<std::string> read = read_file("/proc/sys/kernel/random/boot_id", 64);
-  std::string text = read.is_ok() ? read.value() : std::string("unknown");
+    std::string text = read.is_ok() ? read.value() : std::string("unknown");
     text.erase(
         std::remove_if(text.begin(), text.end(), [](char c) { return c == '\n' || c == ' '; }),
         text.end());
@@ -98,8 +98,7 @@ bool is_download_name(const std::string& name) {
   return name.size() >= 5 && name.compare(name.size() - 5, 5, ".part") == 0;
 }
 
-std::vector<CacheFile> list_cache_files(const std::string& dir,
-                                        bool (*named)(const std::string&)) {
+std::vector<CacheFile> list_cache_files(const std::string& dir, bool (*named)(const std::string&)) {
   std::vector<CacheFile> files;
   std::error_code ec;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
@@ -219,10 +218,9 @@ Status CacheLedger::sync() {
     const std::string first(head, n > 0 ? static_cast<size_t>(n) : 0);
     const size_t eol = first.find('\n');
     const std::string header = eol == std::string::npos ? std::string() : first.substr(0, eol + 1);
-    readable = header.rfind(kHeaderStart, 0) == 0 &&
-               header.size() > boot_id().size() + 1 &&
-               header.compare(header.size() - boot_id().size() - 1, boot_id().size(),
-                              boot_id()) == 0;
+    readable =
+        header.rfind(kHeaderStart, 0) == 0 && header.size() > boot_id().size() + 1 &&
+        header.compare(header.size() - boot_id().size() - 1, boot_id().size(), boot_id()) == 0;
     if (readable && (header != header_ || static_cast<uint64_t>(st.st_size) < offset_)) {
       clear();
       header_ = header;
@@ -230,8 +228,8 @@ Status CacheLedger::sync() {
     }
     text.resize(readable ? static_cast<size_t>(st.st_size - offset_) : 0);
     while (readable && got < text.size()) {
-      const ssize_t r = ::pread(fd, text.data() + got, text.size() - got,
-                                static_cast<off_t>(offset_ + got));
+      const ssize_t r =
+          ::pread(fd, text.data() + got, text.size() - got, static_cast<off_t>(offset_ + got));
       if (r <= 0) readable = false;
       got += r > 0 ? static_cast<size_t>(r) : 0;
     }
@@ -275,7 +273,7 @@ Status CacheLedger::write_whole() {
   return Status::ok();
 }
 
-Status CacheLedger::append(char op, const std::string& rel, const Entry& entry) {
+void CacheLedger::append(char op, const std::string& rel, const Entry& entry) {
   const std::string line = line_of(op, rel, entry.bytes, entry.last_use);
   const int fd = ::open(ledger_path().c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
   const bool written =
@@ -284,28 +282,28 @@ Status CacheLedger::append(char op, const std::string& rel, const Entry& entry) 
   if (!written) {  // a short line would be read as torn: the file goes, rebuilt at the next sync
     ::unlink(ledger_path().c_str());
     header_.clear();
-    return Status::ok();
+    return;
   }
   offset_ += line.size();
   ++lines_;
   last_op_ = op;
   last_rel_ = rel;
   last_entry_ = entry;
-  if (lines_ > kRewriteLines && lines_ > 2 * entries_.size()) return write_whole();
-  return Status::ok();
+  // (a rewrite that fails leaves the file as it was: complete)
+  if (lines_ > kRewriteLines && lines_ > 2 * entries_.size()) (void)write_whole();
 }
 
-Status CacheLedger::add(const std::string& path, uint64_t bytes, int64_t mtime_ns) {
+void CacheLedger::add(const std::string& path, uint64_t bytes, int64_t mtime_ns) {
   const std::string rel = relative(path);
   const Entry entry{bytes, mtime_ns};
   put(rel, entry);
-  return append('+', rel, entry);
+  append('+', rel, entry);
 }
 
-Status CacheLedger::remove(const std::string& path) {
+void CacheLedger::remove(const std::string& path) {
   const std::string rel = relative(path);
   erase(rel);
-  return append('-', rel, Entry());
+  append('-', rel, Entry());
 }
 
 std::vector<CacheFile> CacheLedger::files_of(const std::string& dataset_dir) const {
@@ -317,7 +315,7 @@ std::vector<CacheFile> CacheLedger::files_of(const std::string& dataset_dir) con
   return files;
 }
 
-Status CacheLedger::by_last_use(const std::function<bool(const CacheFile& file)>& visit) {
+void CacheLedger::by_last_use(const std::function<bool(const CacheFile& file)>& visit) {
   auto it = by_use_.begin();
   while (it != by_use_.end()) {
     const auto [use, rel] = *it;
@@ -325,7 +323,7 @@ Status CacheLedger::by_last_use(const std::function<bool(const CacheFile& file)>
     const std::string path = dir_ + "/" + rel;
     struct stat st;
     if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {  // removed by hand
-      STOKER_RETURN_IF_ERROR(remove(path));
+      remove(path);
       it = next;
       continue;
     }
@@ -338,10 +336,9 @@ Status CacheLedger::by_last_use(const std::function<bool(const CacheFile& file)>
       it = next == by_use_.end() || *placed < *next ? placed : next;
       continue;
     }
-    if (!visit({path, entries_.at(rel).bytes})) return Status::ok();
+    if (!visit({path, entries_.at(rel).bytes})) return;
     it = next;
   }
-  return Status::ok();
 }
 
 }  // namespace stoker

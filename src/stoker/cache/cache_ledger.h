@@ -48,8 +48,7 @@ struct CacheFile {
 };
 
 // The regular files of `dir` whose names `named` accepts, sorted by path.
-std::vector<CacheFile> list_cache_files(const std::string& dir,
-                                        bool (*named)(const std::string&));
+std::vector<CacheFile> list_cache_files(const std::string& dir, bool (*named)(const std::string&));
 
 // The dataset folders of the cache at `cache_dir`: its lower-case hex names.
 std::vector<std::string> cache_dataset_dirs(const std::string& cache_dir);
@@ -70,16 +69,16 @@ class CacheLedger {
 
   // Records `path` (a full path in the cache) as added with `bytes` and last use `mtime_ns`,
   // before the caller moves it there.
-  Status add(const std::string& path, uint64_t bytes, int64_t mtime_ns);
+  void add(const std::string& path, uint64_t bytes, int64_t mtime_ns);
   // Records `path` as removed, before the caller removes it.
-  Status remove(const std::string& path);
+  void remove(const std::string& path);
 
   // The files of the dataset folder `dataset_dir`: path and bytes, by path.
   std::vector<CacheFile> files_of(const std::string& dataset_dir) const;
 
   // Calls `visit` with each file in least-recently-used order (by mtime, then path) until it
   // returns false; `visit` may remove the file it is given. A file found gone is removed.
-  Status by_last_use(const std::function<bool(const CacheFile& file)>& visit);
+  void by_last_use(const std::function<bool(const CacheFile& file)>& visit);
 
  private:
   struct Entry {
@@ -89,7 +88,7 @@ class CacheLedger {
   std::string ledger_path() const { return dir_ + "/cache.ledger"; }
   std::string relative(const std::string& path) const;
   // Appends one line; on failure the file is removed (the next sync rebuilds it).
-  Status append(char op, const std::string& rel, const Entry& entry);
+  void append(char op, const std::string& rel, const Entry& entry);
   // Applies the lines of `text`; false when one is torn or altered.
   bool apply(const std::string& text);
   void put(const std::string& rel, const Entry& entry);
@@ -100,10 +99,10 @@ class CacheLedger {
   void clear();
 
   std::string dir_;
-  std::string header_;                          // the file's first line, as read or written
-  uint64_t offset_ = 0;                         // bytes of the file the copy holds
-  uint64_t lines_ = 0;                          // change lines in the file
-  std::map<std::string, Entry> entries_;        // by path relative to the cache
+  std::string header_;                                // the file's first line, as read or written
+  uint64_t offset_ = 0;                               // bytes of the file the copy holds
+  uint64_t lines_ = 0;                                // change lines in the file
+  std::map<std::string, Entry> entries_;              // by path relative to the cache
   std::set<std::pair<int64_t, std::string>> by_use_;  // (last use, path)
   uint64_t bytes_ = 0;
   char last_op_ = 0;  // the file's last line, to check against the disk
