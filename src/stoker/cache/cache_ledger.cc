@@ -141,6 +141,7 @@ void CacheLedger::clear() {
   entries_.clear();
   by_use_.clear();
   bytes_ = 0;
+  folders_.clear();
   last_op_ = 0;
 }
 
@@ -178,6 +179,11 @@ bool CacheLedger::apply(const std::string& text) {
     if (!parse_number(body, pos, entry.bytes) || !parse_number(body, pos, entry.last_use))
       return false;
     const std::string rel = unescape(body.substr(pos));
+    ++lines_;
+    if (body[0] == 'd') {
+      folders_[rel] = entry.last_use;
+      continue;
+    }
     if (body[0] == '+') {
       put(rel, entry);
     } else if (body[0] == '-') {
@@ -185,7 +191,6 @@ bool CacheLedger::apply(const std::string& text) {
     } else {
       return false;
     }
-    ++lines_;
     last_op_ = body[0];
     last_rel_ = rel;
     last_entry_ = entry;
@@ -193,12 +198,21 @@ bool CacheLedger::apply(const std::string& text) {
   return true;
 }
 
-bool CacheLedger::last_line_holds() const {
-  if (last_op_ == 0) return true;
+bool CacheLedger::holds() const {
   struct stat st;
-  const bool there = ::lstat((dir_ + "/" + last_rel_).c_str(), &st) == 0;
-  if (last_op_ == '-') return !there;
-  return there && S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) == last_entry_.bytes;
+  if (last_op_ != 0) {
+    const bool there = ::lstat((dir_ + "/" + last_rel_).c_str(), &st) == 0;
+    if (last_op_ == '-' && there) return false;
+    if (last_op_ == '+' &&
+        !(there && S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) == last_entry_.bytes))
+      return false;
+  }
+  for (const std::string& d : cache_dataset_dirs(dir_)) {
+    const auto folder = folders_.find(relative(d) + "/shards");
+    if (::lstat((d + "/shards").c_str(), &st) != 0) continue;  // not made yet: nothing in it
+    if (folder == folders_.end() || folder->second != mtime_of(st)) return false;
+  }
+  return true;
 }
 
 Status CacheLedger::sync() {
@@ -237,13 +251,16 @@ Status CacheLedger::sync() {
   ::close(fd);
   if (!readable || !apply(text)) return rebuild();
   offset_ += text.size();
-  if (!last_line_holds()) return rebuild();
+  if (!holds()) return rebuild();
   return Status::ok();
 }
 
 Status CacheLedger::rebuild() {
   clear();
   for (const std::string& d : cache_dataset_dirs(dir_)) {
+    struct stat folder;
+    if (::lstat((d + "/shards").c_str(), &folder) == 0)
+      folders_[relative(d) + "/shards"] = mtime_of(folder);
     for (const CacheFile& f : list_cache_files(d + "/shards", is_cached_file_name)) {
       struct stat st;
       if (::lstat(f.path.c_str(), &st) == 0) put(relative(f.path), {f.bytes, mtime_of(st)});
@@ -257,6 +274,7 @@ Status CacheLedger::write_whole() {
   header_ = fmt::format("{}{:016x} {}\n", kHeaderStart, nonce(), boot_id());
   std::string text = header_;
   for (const auto& [rel, entry] : entries_) text += line_of('+', rel, entry.bytes, entry.last_use);
+  for (const auto& [rel, mtime] : folders_) text += line_of('d', rel, 0, mtime);
   const std::string temp = ledger_path() + ".tmp";  // one writer: under cache.lock
   const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return io_error("cannot write " + temp + ": " + std::strerror(errno));
@@ -268,7 +286,7 @@ Status CacheLedger::write_whole() {
     return io_error("cannot write " + ledger_path() + ": " + std::strerror(errno));
   }
   offset_ = text.size();
-  lines_ = entries_.size();
+  lines_ = entries_.size() + folders_.size();
   last_op_ = 0;
   return Status::ok();
 }
@@ -286,11 +304,13 @@ void CacheLedger::append(char op, const std::string& rel, const Entry& entry) {
   }
   offset_ += line.size();
   ++lines_;
+  if (op == 'd') return;
   last_op_ = op;
   last_rel_ = rel;
   last_entry_ = entry;
   // (a rewrite that fails leaves the file as it was: complete)
-  if (lines_ > kRewriteLines && lines_ > 2 * entries_.size()) (void)write_whole();
+  if (lines_ > kRewriteLines && lines_ > 2 * (entries_.size() + folders_.size()))
+    (void)write_whole();
 }
 
 void CacheLedger::add(const std::string& path, uint64_t bytes, int64_t mtime_ns) {
@@ -304,6 +324,14 @@ void CacheLedger::remove(const std::string& path) {
   const std::string rel = relative(path);
   erase(rel);
   append('-', rel, Entry());
+}
+
+void CacheLedger::changed(const std::string& path) {
+  const std::string folder = relative(path.substr(0, path.rfind('/')));
+  struct stat st;
+  if (::lstat((dir_ + "/" + folder).c_str(), &st) != 0) return;
+  folders_[folder] = mtime_of(st);
+  append('d', folder, Entry{0, mtime_of(st)});
 }
 
 std::vector<CacheFile> CacheLedger::files_of(const std::string& dataset_dir) const {
@@ -324,6 +352,7 @@ void CacheLedger::by_last_use(const std::function<bool(const CacheFile& file)>& 
     struct stat st;
     if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {  // removed by hand
       remove(path);
+      changed(path);
       it = next;
       continue;
     }

@@ -7,16 +7,17 @@
 //
 // The file: a header line (its version, a nonce each rewrite draws, the machine's boot id), then
 // one line a change, each with its XXH3: "+" a file (its path in the cache, bytes, last use) or
-// "-" one. Every change is appended under cache.lock, before the change to the disk is made (a
-// kill between the two leaves the ledger's last line ahead of the disk); each process keeps a
-// copy and reads only what others appended since (a rewrite, a new nonce: the whole file). The
-// file is rewritten from the copy once it holds twice the lines it needs.
+// "-" one, appended under cache.lock before the change to the disk is made, and "d" the mtime of
+// the folder changed, once it is made. Each process keeps a copy and reads only what others
+// appended since (a rewrite, a new nonce: the whole file). The file is rewritten from the copy
+// once it holds twice the lines it needs.
 // Rebuilt by a full scan (then as exact as the listing was) when it is absent, unreadable (a
 // torn or altered line), from before the machine's last boot (a crash may have lost its last
-// lines, not the files'), or when its last line disagrees with the disk (a process killed between
-// the ledger and the file); and by the cache when it finds no room (shard_cache.cc), so that a
-// file removed by hand never costs room. A file removed by hand is also dropped when eviction
-// reaches it; one put there by hand is counted from the next rebuild.
+// lines, not the files'), when its last change disagrees with the disk or a shards/ folder's
+// mtime is not the one it holds (a process killed between the ledger and the file; a file added
+// or removed by hand; a ledger cut short), and by the cache before it finds no room
+// (shard_cache.cc). A change by hand within the same tick of the file system's clock as the
+// cache's last change to that folder goes unseen until then (eviction drops a file found gone).
 // Last uses: a pin refreshes a file's mtime without the lock; the copy keeps each file's last use
 // as last read, never later than its mtime, and eviction visits files by it, reading the mtime
 // of each it reaches: one whose mtime moved is placed again, so the least recently used file is
@@ -72,6 +73,8 @@ class CacheLedger {
   void add(const std::string& path, uint64_t bytes, int64_t mtime_ns);
   // Records `path` as removed, before the caller removes it.
   void remove(const std::string& path);
+  // Records the mtime of the folder holding `path`, once the caller has added or removed it.
+  void changed(const std::string& path);
 
   // The files of the dataset folder `dataset_dir`: path and bytes, by path.
   std::vector<CacheFile> files_of(const std::string& dataset_dir) const;
@@ -93,8 +96,8 @@ class CacheLedger {
   bool apply(const std::string& text);
   void put(const std::string& rel, const Entry& entry);
   void erase(const std::string& rel);
-  // Whether the last line appended agrees with the disk.
-  bool last_line_holds() const;
+  // Whether the last change agrees with the disk, and each shards/ folder's mtime.
+  bool holds() const;
   Status write_whole();
   void clear();
 
@@ -104,8 +107,9 @@ class CacheLedger {
   uint64_t lines_ = 0;                                // change lines in the file
   std::map<std::string, Entry> entries_;              // by path relative to the cache
   std::set<std::pair<int64_t, std::string>> by_use_;  // (last use, path)
+  std::map<std::string, int64_t> folders_;            // shards/ folder (relative) → its mtime
   uint64_t bytes_ = 0;
-  char last_op_ = 0;  // the file's last line, to check against the disk
+  char last_op_ = 0;  // the file's last change, to check against the disk
   std::string last_rel_;
   Entry last_entry_;
 };

@@ -297,12 +297,16 @@ Result<CachedShard> DatasetCache::fetch(int shard, const ShardDownload& download
 void DatasetCache::evict(const std::string& path) const {
   Result<FileLock> lock = FileLock::acquire(path, LockMode::kExclusive, false, false);
   if (!lock.is_ok()) {
-    if (lock.status().code() == StatusCode::kNotFound) cache_->ledger_.remove(path);  // by hand
+    if (lock.status().code() == StatusCode::kNotFound) {  // removed by hand
+      cache_->ledger_.remove(path);
+      cache_->ledger_.changed(path);
+    }
     return;
   }
   if (!lock.value().still_at(path)) return;
   cache_->ledger_.remove(path);  // first: a kill before the unlink leaves it ahead of the disk
   ::unlink(path.c_str());
+  cache_->ledger_.changed(path);
 }
 
 Status DatasetCache::make_room(int shard, const EvictionAdvice& advice, bool disk_full) const {
@@ -457,6 +461,7 @@ Result<CachedShard> DatasetCache::admit(int shard, const ShardDownload& download
       return discard(
           io_error("cannot rename " + part + " to " + path + ": " + std::strerror(error)));
     }
+    cache_->ledger_.changed(path);
   }
   ::close(fd);
   STOKER_RETURN_IF_ERROR(fsync_directory(dir_ + "/shards"));
