@@ -27,68 +27,20 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr const char* kLockFile = "cache.lock";
-constexpr const char* kPartSuffix = ".part";
 constexpr const char* kUsersDir = "users";
 constexpr auto kPollInterval = std::chrono::milliseconds(10);
 
-std::string marker_text() {
-  return fmt::format("stoker shard cache\nlayout {}\n", kShardCacheLayout);
+std::string marker_text(int layout = kShardCacheLayout) {
+  return fmt::format("stoker shard cache\nlayout {}\n", layout);
+}
+
+int64_t mtime_of(const struct stat& st) {
+  return int64_t{st.st_mtim.tv_sec} * 1'000'000'000 + st.st_mtim.tv_nsec;
 }
 
 // "12.3 MB", or "4096 bytes" below 0.1 MB (a test's tiny shards).
 std::string megabytes(uint64_t bytes) {
   return bytes < 100'000 ? fmt::format("{} bytes", bytes) : fmt::format("{:.1f} MB", bytes / 1e6);
-}
-
-bool has_suffix(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-// A file of the cache as eviction and accounting see it.
-struct CachedFile {
-  std::string path;
-  uint64_t bytes = 0;
-  int64_t mtime_ns = 0;
-};
-
-// Names the cache writes, so that it counts and removes nothing else (a file put there by
-// hand stays): a shard's "<file>.<16 hex digits>" and a download's "<...>.part".
-bool is_shard_name(const std::string& name) {
-  const size_t dot = name.rfind('.');
-  return dot != std::string::npos && dot > 0 && name.size() - dot - 1 == 16 &&
-         name.find_first_not_of("0123456789abcdef", dot + 1) == std::string::npos;
-}
-bool is_part_name(const std::string& name) { return has_suffix(name, kPartSuffix); }
-
-std::vector<CachedFile> list_files(const std::string& dir,
-                                   bool (*written_by_cache)(const std::string&)) {
-  std::vector<CachedFile> files;
-  std::error_code ec;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string path = it->path().string();
-    if (!written_by_cache(it->path().filename().string())) continue;
-    struct stat st;
-    if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
-    files.push_back({path, static_cast<uint64_t>(st.st_size),
-                     int64_t{st.st_mtim.tv_sec} * 1'000'000'000 + st.st_mtim.tv_nsec});
-  }
-  std::sort(files.begin(), files.end(),  // the same order on every file system
-            [](const CachedFile& a, const CachedFile& b) { return a.path < b.path; });
-  return files;
-}
-
-// The dataset folders of the cache: its lower-case hex names.
-std::vector<std::string> dataset_dirs(const std::string& cache_dir) {
-  std::vector<std::string> dirs;
-  std::error_code ec;
-  for (fs::directory_iterator it(cache_dir, ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    if (it->is_directory(ec) && !name.empty() &&
-        name.find_first_not_of("0123456789abcdef") == std::string::npos)
-      dirs.push_back(it->path().string());
-  }
-  return dirs;
 }
 
 // Unlinks `path` if no process pins it (the exclusive flock is free); whether it did.
@@ -146,20 +98,23 @@ Result<std::shared_ptr<ShardCache>> ShardCache::open(const std::string& dir, uin
     }
     if (!fs::exists(marker)) STOKER_RETURN_IF_ERROR(write_file_atomically(marker, marker_text()));
   }
-  STOKER_ASSIGN_OR_RETURN(std::string text, read_file(marker, 4096));
-  if (text != marker_text()) {
-    return invalid_argument(marker + ": another cache layout than this stoker's (" +
-                            std::to_string(kShardCacheLayout) +
-                            "); name another folder for the cache");
-  }
   {
     // The .part files of downloaders gone (killed, interrupted) hold no shard but count against
     // the budget: removed now, under the lock admissions take, not when room is next needed.
     STOKER_ASSIGN_OR_RETURN(FileLock cache_lock,
                             FileLock::acquire(dir + "/" + kLockFile, LockMode::kExclusive,
                                               /*wait=*/true, true));
-    for (const std::string& d : dataset_dirs(dir))
-      for (const CachedFile& part : list_files(d + "/tmp", is_part_name))
+    STOKER_ASSIGN_OR_RETURN(std::string text, read_file(marker, 4096));
+    // Layout 1 is this one without the ledger: its first sync builds it.
+    if (text == marker_text(1))
+      STOKER_RETURN_IF_ERROR(write_file_atomically(marker, marker_text()));
+    else if (text != marker_text()) {
+      return invalid_argument(marker + ": another cache layout than this stoker's (" +
+                              std::to_string(kShardCacheLayout) +
+                              "); name another folder for the cache");
+    }
+    for (const std::string& d : cache_dataset_dirs(dir))
+      for (const CacheFile& part : list_cache_files(d + "/tmp", is_download_name))
         unlink_if_unpinned(part.path);
   }
   // This cache's user record: its shared flock tells others it is alive.
@@ -193,17 +148,24 @@ int ShardCache::other_users() const {
   return others;
 }
 
+Result<ShardCache::Locked> ShardCache::lock() const {
+  STOKER_ASSIGN_OR_RETURN(
+      FileLock file, FileLock::acquire(dir_ + "/" + kLockFile, LockMode::kExclusive, true, true));
+  Locked locked{std::move(file), std::unique_lock<std::mutex>(ledger_mutex_)};
+  STOKER_RETURN_IF_ERROR(ledger_.sync());
+  return locked;
+}
+
 uint64_t ShardCache::contents_digest() const {
-  uint64_t digest = 14695981039346656037u;  // FNV-1a over names and sizes
+  uint64_t digest = 14695981039346656037u;  // FNV-1a over the ledger's version and downloads
   const auto add = [&](const std::string& text) {
     for (unsigned char c : text) digest = (digest ^ c) * 1099511628211u;
   };
-  for (const std::string& d : dataset_dirs(dir_)) {
-    for (const CachedFile& f : list_files(d + "/shards", is_shard_name))
+  Result<Locked> locked = lock();
+  add(locked.is_ok() ? std::to_string(ledger_.version()) : locked.status().message());
+  for (const std::string& d : cache_dataset_dirs(dir_))
+    for (const CacheFile& f : list_cache_files(d + "/tmp", is_download_name))
       add(f.path + "\n" + std::to_string(f.bytes) + "\n");
-    for (const CachedFile& f : list_files(d + "/tmp", is_part_name))
-      add(f.path + "\n" + std::to_string(f.bytes) + "\n");
-  }
   return digest;
 }
 
@@ -242,13 +204,13 @@ Result<DatasetCache> ShardCache::objects(const std::string& source,
 
 ShardCacheUsage ShardCache::usage() const {
   ShardCacheUsage usage;
-  for (const std::string& d : dataset_dirs(dir_)) {
-    for (const CachedFile& f : list_files(d + "/shards", is_shard_name)) {
-      usage.bytes += f.bytes;
-      ++usage.shards;
-    }
-    for (const CachedFile& f : list_files(d + "/tmp", is_part_name)) usage.bytes += f.bytes;
+  if (Result<Locked> locked = lock(); locked.is_ok()) {
+    usage.bytes = ledger_.bytes();
+    usage.shards = ledger_.files();
   }
+  for (const std::string& d : cache_dataset_dirs(dir_))
+    for (const CacheFile& f : list_cache_files(d + "/tmp", is_download_name))
+      usage.bytes += f.bytes;
   return usage;
 }
 
@@ -299,7 +261,7 @@ Result<std::optional<CachedShard>> DatasetCache::find(int shard) const {
         CachedShard(std::move(pin).value(), std::move(*checked.value())));
   }
   ::close(pin.value().release());  // lets go of the pin, so that the file can go
-  unlink_if_unpinned(path);
+  if (Result<ShardCache::Locked> locked = cache_->lock(); locked.is_ok()) evict(path);
   return corrupt(fmt::format("{} (in the cache {}; removed, so that it is downloaded again)",
                              checked.status().message(), cache_->dir()));
 }
@@ -332,82 +294,98 @@ Result<CachedShard> DatasetCache::fetch(int shard, const ShardDownload& download
   }
 }
 
+void DatasetCache::evict(const std::string& path) const {
+  Result<FileLock> lock = FileLock::acquire(path, LockMode::kExclusive, false, false);
+  if (!lock.is_ok()) {
+    if (lock.status().code() == StatusCode::kNotFound) {  // removed by hand
+      cache_->ledger_.remove(path);
+      cache_->ledger_.changed(path);
+    }
+    return;
+  }
+  if (!lock.value().still_at(path)) return;
+  cache_->ledger_.remove(path);  // first: a kill before the unlink leaves it ahead of the disk
+  ::unlink(path.c_str());
+  cache_->ledger_.changed(path);
+}
+
 Status DatasetCache::make_room(int shard, const EvictionAdvice& advice, bool disk_full) const {
+  CacheLedger& ledger = cache_->ledger_;
   const uint64_t needed = shards_[shard].bytes;
-  std::vector<CachedFile> mine, others;
-  uint64_t used = 0;
-  for (const std::string& d : dataset_dirs(cache_->dir())) {
-    for (const CachedFile& part : list_files(d + "/tmp", is_part_name)) {
-      if (!unlink_if_unpinned(part.path)) used += part.bytes;  // its writer is alive
-    }
-    for (CachedFile& f : list_files(d + "/shards", is_shard_name)) {
-      used += f.bytes;
-      (d == dir_ ? mine : others).push_back(std::move(f));
+  uint64_t parts = 0;
+  for (const std::string& d : cache_dataset_dirs(cache_->dir())) {
+    for (const CacheFile& part : list_cache_files(d + "/tmp", is_download_name)) {
+      if (!unlink_if_unpinned(part.path)) parts += part.bytes;  // its writer is alive
     }
   }
+  const auto used = [&] { return ledger.bytes() + parts; };
   // A full disk holds no more than the cache has on it and the room left there.
-  const uint64_t budget = disk_full ? std::min(cache_->budget_bytes(), used + free_disk_bytes(dir_))
-                                    : cache_->budget_bytes();
-  auto fits = [&] { return used + needed <= budget; };
-  auto evict = [&](const CachedFile& f) {
-    if (unlink_if_unpinned(f.path)) used -= f.bytes;
+  const auto budget = [&] {
+    return disk_full ? std::min(cache_->budget_bytes(), used() + free_disk_bytes(dir_))
+                     : cache_->budget_bytes();
   };
-  // 1. This dataset's shards that its manifest no longer names (an older version).
+  uint64_t limit = budget();
+  auto fits = [&] { return used() + needed <= limit; };
   std::unordered_map<std::string, int> shard_at;  // this manifest's cached names
-  for (size_t s = 0; s < shards_.size(); ++s)
-    shard_at.emplace(shard_path(static_cast<int>(s)), static_cast<int>(s));
-  // (Objects read in place share one part: those of other sources go as other datasets' do.)
-  for (const CachedFile& f : mine) {
-    if (shard_at.count(f.path)) continue;
-    if (objects_) {
-      others.push_back(f);
-    } else if (!fits()) {
-      evict(f);
+  // Once more after a rebuild of the ledger: a file removed by hand never costs room.
+  for (bool rebuilt = false; !fits(); rebuilt = true) {
+    if (rebuilt) {
+      STOKER_RETURN_IF_ERROR(ledger.rebuild());
+      limit = budget();
+      if (fits()) break;
     }
-  }
-  // 2. Other datasets' shards, least recently used first: their future is unknown here.
-  std::vector<CacheEntry> entries;
-  uint64_t others_bytes = 0;
-  for (const CachedFile& f : others) {
-    entries.push_back({f.bytes, 0, f.mtime_ns, false, false});
-    others_bytes += f.bytes;
-  }
-  if (!fits()) {  // all of them in LRU order, for those pinned by a process are skipped
-    for (size_t i : choose_victims(EvictionPolicy::kLru, entries, others_bytes, 0)
-                        .value_or(std::vector<size_t>())) {
-      if (!fits()) evict(others[i]);
+    if (shard_at.empty()) {
+      for (size_t s = 0; s < shards_.size(); ++s)
+        shard_at.emplace(shard_path(static_cast<int>(s)), static_cast<int>(s));
     }
-  }
-  if (fits()) return Status::ok();
-  // 3. This dataset's, by `advice`: pinned ones (a flock held) and those needed soon stay.
-  std::vector<CachedFile> candidates;
-  entries.clear();
-  for (const CachedFile& f : mine) {
-    const auto at = shard_at.find(f.path);
-    if (at == shard_at.end() || at->second == shard) continue;  // an old version: gone above
-    const int64_t next = advice.next_use ? advice.next_use(at->second) : ShardSchedule::kNever;
-    Result<FileLock> probe = FileLock::acquire(f.path, LockMode::kExclusive, false, false);
-    entries.push_back(
-        {f.bytes, next, f.mtime_ns, !probe.is_ok(), next < advice.needed_soon_before});
-    candidates.push_back(f);
-  }
-  const int64_t incoming = advice.next_use ? advice.next_use(shard) : 0;
-  auto victims = choose_victims(advice.policy, entries, used + needed - budget, incoming);
-  if (victims) {
-    for (size_t i : *victims) evict(candidates[i]);
+    // 1. This dataset's shards that its manifest no longer names (an older version). (Objects
+    // read in place share one part: those of other sources go as other datasets' do.)
+    if (!objects_) {
+      for (const CacheFile& f : ledger.files_of(dir_))
+        if (!shard_at.count(f.path) && !fits()) evict(f.path);
+    }
+    // 2. Other datasets' shards, least recently used first: their future is unknown here.
+    const std::string mine = dir_ + "/";
+    ledger.by_last_use([&](const CacheFile& f) {
+      if (fits()) return false;
+      const bool named = objects_ ? shard_at.count(f.path) > 0 : f.path.rfind(mine, 0) == 0;
+      if (!named) evict(f.path);  // pinned ones stay
+      return true;
+    });
+    if (fits()) break;
+    // 3. This dataset's, by `advice`: pinned ones (a flock held) and those needed soon stay.
+    std::vector<CacheFile> candidates;
+    std::vector<CacheEntry> entries;
+    for (const CacheFile& f : ledger.files_of(dir_)) {
+      const auto at = shard_at.find(f.path);
+      if (at == shard_at.end() || at->second == shard) continue;  // an old version: gone above
+      struct stat st;
+      if (::lstat(f.path.c_str(), &st) != 0) continue;
+      const int64_t next = advice.next_use ? advice.next_use(at->second) : ShardSchedule::kNever;
+      Result<FileLock> probe = FileLock::acquire(f.path, LockMode::kExclusive, false, false);
+      entries.push_back(
+          {f.bytes, next, mtime_of(st), !probe.is_ok(), next < advice.needed_soon_before});
+      candidates.push_back(f);
+    }
+    const int64_t incoming = advice.next_use ? advice.next_use(shard) : 0;
+    const uint64_t short_by = used() + needed - limit;
+    if (auto victims = choose_victims(advice.policy, entries, short_by, incoming)) {
+      for (size_t i : *victims) evict(candidates[i].path);
+    }
+    if (fits() || rebuilt) break;
   }
   if (fits()) return Status::ok();
   if (disk_full) {
     return io_error(fmt::format(
         "cache {}: its disk has no room for {} ({}) beside the {} it holds that are in use or "
         "needed sooner, and other files; free some space or name another --cache-dir",
-        cache_->dir(), shards_[shard].file, megabytes(needed), megabytes(used)));
+        cache_->dir(), shards_[shard].file, megabytes(needed), megabytes(used())));
   }
   const int peers = cache_->other_users();
   return no_room(fmt::format(
       "cache {}: its budget of {} cannot hold {} ({}) beside the {} it holds that are in use "
       "or needed sooner{}; {}",
-      cache_->dir(), megabytes(budget), shards_[shard].file, megabytes(needed), megabytes(used),
+      cache_->dir(), megabytes(limit), shards_[shard].file, megabytes(needed), megabytes(used()),
       peers > 0 ? fmt::format(", here or by {} other loader{} sharing the cache", peers,
                               peers > 1 ? "s" : "")
                 : std::string(),
@@ -420,8 +398,8 @@ Result<CachedShard> DatasetCache::admit(int shard, const ShardDownload& download
                                         const std::function<void()>& admitted) const {
   static std::atomic<uint64_t> counter{0};
   const ShardInfo& info = shards_[shard];
-  const std::string part = fmt::format("{}/tmp/{}.{}.{}{}", dir_, info.file, ::getpid(),
-                                       counter.fetch_add(1), kPartSuffix);
+  const std::string part =
+      fmt::format("{}/tmp/{}.{}.{}.part", dir_, info.file, ::getpid(), counter.fetch_add(1));
   std::optional<FileLock> writer;  // its shared flock marks the .part alive
   int fd = -1;
   auto discard = [&](Status status) -> Status {
@@ -430,9 +408,7 @@ Result<CachedShard> DatasetCache::admit(int shard, const ShardDownload& download
     return status;
   };
   {
-    STOKER_ASSIGN_OR_RETURN(FileLock cache_lock,
-                            FileLock::acquire(cache_->dir() + "/" + kLockFile, LockMode::kExclusive,
-                                              /*wait=*/true, true));
+    STOKER_ASSIGN_OR_RETURN(ShardCache::Locked locked, cache_->lock());
     STOKER_RETURN_IF_ERROR(make_room(shard, advice, /*disk_full=*/false));
     fd = ::open(part.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) return io_error("cannot create " + part + ": " + std::strerror(errno));
@@ -475,8 +451,17 @@ Result<CachedShard> DatasetCache::admit(int shard, const ShardDownload& download
         source_, info.file, detail)));
   }
   const std::string path = shard_path(shard);
-  if (::rename(part.c_str(), path.c_str()) != 0) {
-    return discard(io_error("cannot rename " + part + " to " + path + ": " + std::strerror(errno)));
+  {
+    // Into the ledger, then its name (a kill between the two leaves the ledger ahead: rebuilt).
+    STOKER_ASSIGN_OR_RETURN(ShardCache::Locked locked, cache_->lock());
+    cache_->ledger_.add(path, info.bytes, mtime_of(st));
+    if (::rename(part.c_str(), path.c_str()) != 0) {
+      const int error = errno;
+      cache_->ledger_.remove(path);
+      return discard(
+          io_error("cannot rename " + part + " to " + path + ": " + std::strerror(error)));
+    }
+    cache_->ledger_.changed(path);
   }
   ::close(fd);
   STOKER_RETURN_IF_ERROR(fsync_directory(dir_ + "/shards"));

@@ -6,6 +6,7 @@
 //                                        it is refused, so the cache never deletes what it
 //                                        did not write
 //   DIR/cache.lock                       flock: admission, eviction and accounting
+//   DIR/cache.ledger                     the files held: bytes, last uses (cache_ledger.h)
 //   DIR/<key>/source.json                the dataset's redacted URL (for people)
 //   DIR/<key>/shards/<file>.<index>      verified shards, named by content (the manifest's
 //                                        index checksum in hex): a new dataset version reuses
@@ -25,8 +26,11 @@
 // XXH3), fsynced and renamed into shards/ (docs/DESIGN.md contract 7): a kill leaves no shard
 // or a verified one, and a .part whose writer is gone is removed when the cache is next opened
 // (and by the next admission).
-// The budget covers shards/ and .part files of every dataset, summed from the directory under
-// cache.lock (no ledger file to go stale).
+// The budget covers shards/ and .part files of every dataset, summed under cache.lock: the
+// shards from the ledger (cache_ledger.h: appended before each file is added or removed, rebuilt
+// by a full listing whenever it disagrees with the disk, and before a budget is found without
+// room), the .part files (downloads in flight: few) from their folders. An admission's cost then
+// does not grow with the files cached (docs/BENCHMARKS.md, "The remote cache's admissions").
 //
 // Objects read in place (WebDataset tars) are kept the same way, in a part of their own
 // (ShardCache::objects): a file there is named by the XXH3 of the object's URL, ETag and size,
@@ -40,10 +44,12 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "stoker/cache/cache_ledger.h"
 #include "stoker/cache/eviction_policy.h"
 #include "stoker/store/manifest.h"
 #include "stoker/store/shard_reader.h"
@@ -57,7 +63,7 @@ inline constexpr const char* kObjectsKey = "0b1ec75";
 
 // The marker's name and the layout version it holds.
 inline constexpr const char* kShardCacheMarker = "STOKER-CACHE";
-inline constexpr int kShardCacheLayout = 1;
+inline constexpr int kShardCacheLayout = 2;  // 1: without the ledger, upgraded at open
 
 // Writes a shard's bytes into the open, preallocated file `fd` (pwrite at their offsets), e.g.
 // from an ObjectStore; a non-ok Status ends the fetch and what was written is discarded.
@@ -142,6 +148,8 @@ class DatasetCache {
   // reader (none for an object); `downloaded`: this DatasetCache wrote it.
   Result<std::optional<ShardReader>> check(int shard, const std::string& path, int fd,
                                            bool downloaded) const;
+  // Removes `path` if no process pins it, from the ledger first (under cache.lock).
+  void evict(const std::string& path) const;
   // Evicts (under cache.lock) until shard `shard` fits the budget, or with `disk_full` (a
   // preallocation found the disk full) also the disk's free space.
   Status make_room(int shard, const EvictionAdvice& advice, bool disk_full) const;
@@ -191,7 +199,7 @@ class ShardCache : public std::enable_shared_from_this<ShardCache> {
   // its copy; eviction takes those of other sources as it takes other datasets' shards.
   Result<DatasetCache> objects(const std::string& source, std::vector<ShardInfo> objects) const;
 
-  // What the cache holds now (a directory walk).
+  // What the cache holds now.
   ShardCacheUsage usage() const;
 
   // How many other open ShardCaches (of other processes, or others of this one) use the
@@ -211,6 +219,12 @@ class ShardCache : public std::enable_shared_from_this<ShardCache> {
 
  private:
   friend class DatasetCache;
+  // cache.lock held, and the ledger brought up to date with it.
+  struct Locked {
+    FileLock file;
+    std::unique_lock<std::mutex> ledger;
+  };
+  Result<Locked> lock() const;
   Result<DatasetCache> part(const std::string& key, const std::string& source,
                             std::vector<ShardInfo> shards, Schema schema, bool objects) const;
   ShardCache(std::string dir, uint64_t budget, std::string advice, std::string user_path,
@@ -219,13 +233,16 @@ class ShardCache : public std::enable_shared_from_this<ShardCache> {
         budget_(budget),
         advice_(std::move(advice)),
         user_path_(std::move(user_path)),
-        user_(std::move(user)) {}
+        user_(std::move(user)),
+        ledger_(dir_) {}
 
   std::string dir_;
   uint64_t budget_;
   std::string advice_;     // for a budget without room: "raise --cache-gb or ..."
   std::string user_path_;  // DIR/users/<pid>.<n>, flocked shared by user_ while this lives
   FileLock user_;
+  mutable std::mutex ledger_mutex_;  // taken under cache.lock: this process's threads
+  mutable CacheLedger ledger_;
 };
 
 }  // namespace stoker
