@@ -156,7 +156,7 @@ class VideoFolder(_Source):
     "video_clips")`` names them); docs/DATA.md#video-clips. A sample's record is its video's,
     shuffled, dealt and resumed as any dataset's.
 
-    ``clips_per_video``: K samples of each video (a local folder, without ``frames_per_clip``),
+    ``clips_per_video``: K samples of each video (local or at a URL, without ``frames_per_clip``),
     clip k of a video its sample of part k, so a shuffle mixes every video's clips, as
     torchvision's video reference's ``RandomClipSampler`` (and, unshuffled,
     ``UniformClipSampler``) deal them: ``DecodeClip``'s samplers (``num_clips=1``) take clip k

@@ -6,7 +6,8 @@ equals the local folder's clip byte for byte; a cache below the folder stays wit
 a file changed after the listing (its ETag), after its blocks were cached too, or a server
 failing mid-read is one line naming the URL (and the frame), which on_error="skip" drops, and a
 later listing reads the changed file's frames, not the cached blocks; Ctrl-C while a range
-read stalls stops the loader at once, with 0 workers or 1.
+read stalls stops the loader at once, with 0 workers or 1; clips_per_video at a URL gives
+the local folder's batches.
 (test_remote_video_folder.py: several codecs and containers, HTTP and S3,
 0 and 2 workers, equal to the local folder's clips.)"""
 import http.client
@@ -219,6 +220,26 @@ def test_a_server_failing_mid_read_is_one_line_naming_the_frame(folder, served, 
     assert message.startswith(f"{url}a/long.mp4: ") and "\n" not in message, message
     assert re.search(r": frame \d+: .*503", message), message
     assert len(clips(url, tmp_path / "other-cache", "skip")) == 1
+
+
+def test_clips_per_video_at_a_url_are_the_local_folders(folder, served, tmp_path):
+    """VideoFolder(URL, clips_per_video=3): each video three samples, shuffled among the other
+    video's, equal to the local folder's batches byte for byte (the same seed, the same clips)."""
+    def batches(source, cache):
+        clip = stoker.transforms.DecodeClip(num_frames_per_clip=4, num_indices_between_frames=3,
+                                            resize=[40], crop=[32])
+        data = stoker.VideoFolder(source, clips_per_video=3)
+        assert len(data) == 6
+        return [(b["video"], b["label"]) for b in stoker.Loader(
+            data, batch_size=2, shuffle=True, order=stoker.Order(seed=5), cache_dir=cache,
+            transforms={"video": clip})]
+
+    want = batches(folder, tmp_path / "local")
+    got = batches(f"{served.url}/_index_json/videos/", tmp_path / "cache")
+    assert [label.tolist() for _, label in want] != [[0, 0], [0, 1], [1, 1]]  # shuffled
+    assert len(got) == len(want) == 3
+    for (video, label), (their_video, their_label) in zip(got, want):
+        assert torch.equal(label, their_label) and torch.equal(video, their_video)
 
 
 INTERRUPTED_CLIP = """

@@ -90,11 +90,11 @@ ModelSpec input_spec(const Dataset& data, int image_size, int frames) {
   return spec;
 }
 
-// The split at `path` as `auto` opens it (reading `window` shards at a time), but a local video
-// folder of which each video gives `clips` samples where clips > 1 (its clips_per_video:
-// video/clips_per_video.h), so that the loader's order shuffles every video's clips together
-// as torchvision's RandomClipSampler does, and evaluation's deals each clip as a sample; other
-// data of videos with clips > 1 is refused naming `option`.
+// The split at `path` as `auto` opens it (reading `window` shards at a time), but a video
+// folder (local or at a URL) of which each video gives `clips` samples where clips > 1 (its
+// clips_per_video: video/clips_per_video.h), so that the loader's order shuffles every video's
+// clips together as torchvision's RandomClipSampler does, and evaluation's deals each clip as a
+// sample; other data of videos with clips > 1 is refused naming `option`.
 std::shared_ptr<const Dataset> open_split(const std::string& path, const TrainerOptions& o,
                                           int64_t window, int64_t clips, const char* option) {
   if (clips > 1 && source_for("auto", path).value_or_throw()->name == "videofolder")
@@ -104,8 +104,8 @@ std::shared_ptr<const Dataset> open_split(const std::string& path, const Trainer
   std::shared_ptr<const Dataset> data =
       remote::open_dataset(path, o.data_access, window).value_or_throw();
   require(clips == 1 || !is_video_dataset(*data),
-          fmt::format("{}: {} {} makes each clip of a video its own sample, for a local folder of "
-                      "videos only{}",
+          fmt::format("{}: {} {} makes each clip of a video its own sample, for a folder of videos "
+                      "only (local or at a URL){}",
                       data->dir(), option, clips,
                       std::string(option) == "--clips-per-video"
                           ? " (--clips-together decodes them together, a sample per video)"

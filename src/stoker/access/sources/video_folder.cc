@@ -151,27 +151,25 @@ bool is_video_folder(const std::string& location, const std::function<bool()>& c
                                          : is_local_video_folder(location);
 }
 
-// The video folder at the URL `opening.location`: a sample per video, its record a reference to
-// the file, read by ranges (access/remote_video_opener.h).
+// The video folder at the URL `opening.location`: a sample per video (or clips_per_video of
+// each), its record a reference to the file, read by ranges (access/remote_video_opener.h).
 Result<std::shared_ptr<const Dataset>> open_remote_video_folder(
     const SourceOpening& opening, std::vector<std::string> extensions) {
-  if (opening.params.integer("clips_per_video") > 1)
-    return unsupported(remote::shown_location(opening.location) +
-                       ": clips_per_video: local video folders only (at a URL, a sample per "
-                       "video; DecodeClip's num_clips takes several clips of it)");
+  const int64_t clips_per_video = opening.params.integer("clips_per_video");
   if (opening.params.integer("frames_per_clip") > 0)
     return unsupported(remote::shown_location(opening.location) +
                        ": frames_per_clip indexes every video at open: local video folders "
                        "only (at a URL, sample clips with DecodeClip's samplers)");
   return remote::open_remote_class_folder(
       opening, video_files(std::move(extensions)),
-      [](std::string location, ImageFolderListing listing,
-         std::shared_ptr<const InPlaceFiles> files,
-         const ClassFolderSourceOptions& options) -> Result<std::shared_ptr<ClassFolderSource>> {
+      [clips_per_video](
+          std::string location, ImageFolderListing listing,
+          std::shared_ptr<const InPlaceFiles> files,
+          const ClassFolderSourceOptions& options) -> Result<std::shared_ptr<ClassFolderSource>> {
         STOKER_ASSIGN_OR_RETURN(
             std::shared_ptr<VideoFolderSource> source,
             VideoFolderSource::open_listed(std::move(location), std::move(listing),
-                                           std::move(files), options));
+                                           std::move(files), options, clips_per_video));
         return std::shared_ptr<ClassFolderSource>(std::move(source));
       },
       remote::remote_video_references);

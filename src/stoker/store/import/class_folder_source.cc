@@ -19,8 +19,9 @@ Status ClassFolderSource::lay_out(std::string root, ImageFolderListing listing, 
                                         options.files_per_unit));
   if (files && files->names().size() != listing.samples.size())
     return invalid_argument(root + ": not one file per sample");
-  if (!parts.counts.empty() && (files || parts.counts.size() != listing.samples.size()))
-    return invalid_argument(root + ": not one count of samples per local file");
+  if (!parts.counts.empty() &&
+      ((files && !options.record_bytes) || parts.counts.size() != listing.samples.size()))
+    return invalid_argument(root + ": not one count of samples per local file or record");
   root_ = std::move(root);
   listing_ = std::move(listing);
   parts_ = std::move(parts);

@@ -74,8 +74,8 @@ class ClassFolderSource : public UnitReadSource {
 
   // Lays out `listing`'s samples (of the folder at `root`) in units, under `schema`, sample i's
   // file being `files`' file i (null: the listing's local paths), each file giving one sample,
-  // or `parts`' counts (local files only). Errors: files_per_unit < 1, not one file (or count)
-  // per sample.
+  // or `parts`' counts (local files, or records options.record_bytes makes). Errors: files_per_unit
+  // < 1, not one file (or count) per sample.
   Status lay_out(std::string root, ImageFolderListing listing, Schema schema,
                  const ClassFolderSourceOptions& options, std::shared_ptr<const InPlaceFiles> files,
                  ClassFolderParts parts = {});

@@ -191,10 +191,20 @@ Result<std::shared_ptr<VideoFolderSource>> VideoFolderSource::open(
 
 Result<std::shared_ptr<VideoFolderSource>> VideoFolderSource::open_listed(
     std::string location, ImageFolderListing listing, std::shared_ptr<const InPlaceFiles> files,
-    const ClassFolderSourceOptions& options) {
+    const ClassFolderSourceOptions& options, int64_t clips_per_video) {
+  if (clips_per_video < 1 || (clips_per_video > 1 && !options.record_bytes))
+    return invalid_argument(
+        fmt::format("{}: clips_per_video {} must be at least 1, and 1 for files read whole",
+                    location, clips_per_video));
+  ClassFolderParts parts;
+  if (clips_per_video > 1) {
+    parts.counts.assign(listing.samples.size(), clips_per_video);
+    parts.text = video::ClipsPerVideo{clips_per_video}.text();
+  }
   std::shared_ptr<VideoFolderSource> source(new VideoFolderSource());
   STOKER_RETURN_IF_ERROR(source->lay_out(std::move(location), std::move(listing),
-                                         video_record_schema(), options, std::move(files)));
+                                         video_record_schema(), options, std::move(files),
+                                         std::move(parts)));
   return source;
 }
 

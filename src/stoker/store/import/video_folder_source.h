@@ -48,10 +48,11 @@ class VideoFolderSource : public ClassFolderSource {
       const std::optional<video::VideoClips>& clips = std::nullopt, int64_t clips_per_video = 1);
   // The folder `location` as `listing` lists it (a remote one: access/remote_image_folder.h's
   // listing with video_files), sample i's file being `files`' file i (or the bytes
-  // options.record_bytes gives: a reference to it); a sample per video.
+  // options.record_bytes gives: a reference to it); a sample per video, or `clips_per_video` K
+  // of each where its records are references (K above 1 for files read whole: one line).
   static Result<std::shared_ptr<VideoFolderSource>> open_listed(
       std::string location, ImageFolderListing listing, std::shared_ptr<const InPlaceFiles> files,
-      const ClassFolderSourceOptions& options);
+      const ClassFolderSourceOptions& options, int64_t clips_per_video = 1);
   // The number of clips each listed video gives (with `clips`; empty otherwise): torchvision's
   // VideoClips' clip counts, whose sums are its cumulative_sizes.
   const std::vector<int64_t>& clip_counts() const { return clip_counts_; }
