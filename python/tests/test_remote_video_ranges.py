@@ -6,7 +6,9 @@ equals the local folder's clip byte for byte; a cache below the folder stays wit
 a file changed after the listing (its ETag), after its blocks were cached too, or a server
 failing mid-read is one line naming the URL (and the frame), which on_error="skip" drops, and a
 later listing reads the changed file's frames, not the cached blocks; Ctrl-C while a range
-read stalls stops the loader at once, with 0 workers or 1.
+read stalls stops the loader at once, with 0 workers or 1. RawBytes (and a Python step after
+it) gets each file's bytes, over HTTP and S3, through the cache; above its max_length, or
+changed on the server, one line naming the URL.
 (test_remote_video_folder.py: several codecs and containers, HTTP and S3,
 0 and 2 workers, equal to the local folder's clips.)"""
 import hashlib
@@ -222,11 +224,26 @@ def test_a_server_failing_mid_read_is_one_line_naming_the_frame(folder, served, 
     assert len(clips(url, tmp_path / "other-cache", "skip")) == 1
 
 
+def raw_loader(source, cache, workers=0, max_length=8 << 20, step=None):
+    """The videos' bytes as stored (RawBytes, then the Python `step` on them where given)."""
+    raw = stoker.transforms.RawBytes(max_length=max_length)
+    return stoker.Loader(stoker.VideoFolder(source), batch_size=1, shuffle=False,
+                         num_workers=workers, cache_dir=cache,
+                         transforms={"video": stoker.transforms.Compose([raw, step]) if step
+                                     else raw})
+
+
+def raw_bytes(source, cache, workers=0, max_length=8 << 20, step=None):
+    return [bytes(batch["video"][0].numpy())
+            for batch in raw_loader(source, cache, workers, max_length, step)]
+
+
 INTERRUPTED_CLIP = """
 import sys
 sys.path.insert(0, sys.argv[1])
-from test_remote_video_ranges import loader
-batches = loader(sys.argv[2], sys.argv[3], workers=int(sys.argv[4]))
+from test_remote_video_ranges import loader, raw_loader
+made = {"clip": loader, "raw": raw_loader}[sys.argv[5]]
+batches = made(sys.argv[2], sys.argv[3], workers=int(sys.argv[4]))
 try:
     next(iter(batches))
 except KeyboardInterrupt:
@@ -237,11 +254,13 @@ except KeyboardInterrupt:
 
 @pytest.mark.skipif(sys.platform != "linux", reason="signals as on Linux")
 @pytest.mark.parametrize("workers", [0, 1])
+@pytest.mark.parametrize("what", ["clip", "raw"])
 def test_ctrl_c_while_a_range_read_stalls_stops_at_once(folder, served, fault_proxy, tmp_path,
-                                                        workers):
-    """SIGINT while a clip's range read stalls: KeyboardInterrupt and the process ends there and
-    then (the read is cancelled), not after the read's time-outs and retries (minutes): before,
-    a batch built inline went on reading, and a worker's read held the loader's end."""
+                                                        workers, what):
+    """SIGINT while a clip's (or RawBytes') range read stalls: KeyboardInterrupt and the process
+    ends there and then (the read is cancelled), not after the read's time-outs and retries
+    (minutes): before, a batch built inline went on reading, and a worker's read held the
+    loader's end."""
     proxy = fault_proxy(served.url.removeprefix("http://"))
     url = f"http://{proxy}/_index_json/videos/"
     # The first open's three blocks read, then every GET of the video stalls for ten minutes.
@@ -249,7 +268,7 @@ def test_ctrl_c_while_a_range_read_stalls_stops_at_once(folder, served, fault_pr
                                    "stall_s": 600, "skip": 3, "times": 10**9}]})
     process = subprocess.Popen(
         [sys.executable, "-c", INTERRUPTED_CLIP, os.path.dirname(__file__), url,
-         str(tmp_path / "cache"), str(workers)],
+         str(tmp_path / "cache"), str(workers), what],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 120
@@ -264,14 +283,6 @@ def test_ctrl_c_while_a_range_read_stalls_stops_at_once(folder, served, fault_pr
     assert (process.returncode, out) == (3, "interrupted\n"), err
 
 
-def raw_bytes(source, cache, workers=0, max_length=8 << 20, step=None):
-    """Every video's bytes as stored (RawBytes, then the Python `step` on them where given)."""
-    raw = stoker.transforms.RawBytes(max_length=max_length)
-    loader = stoker.Loader(stoker.VideoFolder(source), batch_size=1, shuffle=False,
-                           num_workers=workers, cache_dir=cache,
-                           transforms={"video": stoker.transforms.Compose([raw, step]) if step
-                                       else raw})
-    return [bytes(batch["video"][0].numpy()) for batch in loader]
 
 
 @pytest.mark.parametrize("workers", [0, 2])  # 0: one thread, deterministic

@@ -19,13 +19,13 @@ class CopyVideoField : public VariableTransform {
   Status apply_sized(const SampleInput& input, uint8_t* slot, int64_t* shape) const override {
     STOKER_ASSIGN_OR_RETURN(ByteSpan field, variable_field(*input.schema, input.record, field_));
     const CancelScope reads_end_when_cancelled(input.cancelled);
+    // Named "": the record's, which the loader names.
     STOKER_ASSIGN_OR_RETURN(std::unique_ptr<video::VideoBytes> video,
-                            video::video_field_bytes("", field));  // the record's: named by the loader
+                            video::video_field_bytes("", field));
     const uint64_t size = video->size();
     if (size > static_cast<uint64_t>(max_length_))
-      return invalid_argument(
-          fmt::format("its video's {} bytes are more than raw_bytes' max_length {}", size,
-                      max_length_));
+      return invalid_argument(fmt::format(
+          "its video's {} bytes are more than raw_bytes' max_length {}", size, max_length_));
     STOKER_RETURN_IF_ERROR(video->read(0, slot, static_cast<size_t>(size)));
     shape[0] = static_cast<int64_t>(size);
     return Status::ok();
