@@ -629,7 +629,6 @@ class NativeLoader:
                                                last_batch == "pad", self._added)
         plan = plan_fields(transforms, self._native.schema)
         specs = plan.specs
-        source._check_specs(specs)
         if last_batch == "pad" and any(spec["name"] == VALID for spec in specs):
             raise ValueError(f"last_batch='pad' adds the field {VALID!r}, which {path} has: "
                              f"leave it out (transforms={{{VALID!r}: None}})")

@@ -46,10 +46,6 @@ class _Source:
     def _path(self) -> str:
         raise NotImplementedError
 
-    def _check_specs(self, specs: list):
-        """Raises ValueError where the source cannot give a field as the native field `specs`
-        read it."""
-
     def open(self, global_batch=None, **options):
         """The native loader over this source (``_stoker.LoaderCore``); `options` its cache
         settings and shuffle_window (`global_batch`: a Mixture's)."""
@@ -140,8 +136,9 @@ class VideoFolder(_Source):
     in the cache folder and listed again when a folder in it changes. ``root`` may be an
     ``http(s)://`` folder URL (its index pages) or an ``s3://`` prefix: listed as a remote
     ``ImageFolder`` is, each record a reference to its video, whose header and clips' GOPs
-    ``DecodeClip`` reads by ranged GETs, not the whole file (no ``frames_per_clip``; the
-    bytes as stored, ``RawBytes`` or Python steps on them, are refused: ValueError). A
+    ``DecodeClip`` reads by ranged GETs, not the whole file (no ``frames_per_clip``); the
+    bytes as stored, ``RawBytes`` or Python steps on them, are the whole file's, read through
+    the same ranges and cache. A
     file that cannot be read is a bad record naming it (the loader's ``on_error``).
 
     ``frames_per_clip``, ``step_between_clips``, ``frame_rate``: torchvision's Kinetics /
@@ -164,19 +161,6 @@ class VideoFolder(_Source):
     over its clips, ``UniformClipSampler``'s)."""
 
     source = "videofolder"
-
-    def _check_specs(self, specs: list):
-        # At a URL a record's video is a reference to the file, which only the video
-        # operations read (by ranges): its bytes as stored are not the video's.
-        if not self.root.lower().startswith(("s3://", "http://", "https://")):
-            return
-        for spec in specs:
-            if spec["name"] == "video" and spec["ops"][0]["op"] not in ("decode_clip",
-                                                                        "clip_frame_indices"):
-                raise ValueError(
-                    f"VideoFolder({self.root!r}): at a URL the videos are read by ranges, for "
-                    f"DecodeClip or ClipFrameIndices only; their bytes as stored (RawBytes, "
-                    f"Python steps on the bytes) are not given: read a local copy for those")
 
     def __init__(self, root, transforms=None, extensions=("avi", "mp4"), frames_per_clip=None,
                  step_between_clips=1, frame_rate=None, clips_per_video=1):

@@ -7,9 +7,12 @@ a file changed after the listing (its ETag), after its blocks were cached too, o
 failing mid-read is one line naming the URL (and the frame), which on_error="skip" drops, and a
 later listing reads the changed file's frames, not the cached blocks; Ctrl-C while a range
 read stalls stops the loader at once, with 0 workers or 1; clips_per_video at a URL gives
-the local folder's batches.
+the local folder's batches. RawBytes (and a Python step after it) gets each file's bytes, over
+HTTP and S3, through the cache; above its max_length, or changed on the server, one line naming
+the URL.
 (test_remote_video_folder.py: several codecs and containers, HTTP and S3,
 0 and 2 workers, equal to the local folder's clips.)"""
+import hashlib
 import http.client
 import json
 import os
@@ -242,11 +245,26 @@ def test_clips_per_video_at_a_url_are_the_local_folders(folder, served, tmp_path
         assert torch.equal(label, their_label) and torch.equal(video, their_video)
 
 
+def raw_loader(source, cache, workers=0, max_length=8 << 20, step=None):
+    """The videos' bytes as stored (RawBytes, then the Python `step` on them where given)."""
+    raw = stoker.transforms.RawBytes(max_length=max_length)
+    return stoker.Loader(stoker.VideoFolder(source), batch_size=1, shuffle=False,
+                         num_workers=workers, cache_dir=cache,
+                         transforms={"video": stoker.transforms.Compose([raw, step]) if step
+                                     else raw})
+
+
+def raw_bytes(source, cache, workers=0, max_length=8 << 20, step=None):
+    return [bytes(batch["video"][0].numpy())
+            for batch in raw_loader(source, cache, workers, max_length, step)]
+
+
 INTERRUPTED_CLIP = """
 import sys
 sys.path.insert(0, sys.argv[1])
-from test_remote_video_ranges import loader
-batches = loader(sys.argv[2], sys.argv[3], workers=int(sys.argv[4]))
+from test_remote_video_ranges import loader, raw_loader
+made = {"clip": loader, "raw": raw_loader}[sys.argv[5]]
+batches = made(sys.argv[2], sys.argv[3], workers=int(sys.argv[4]))
 try:
     next(iter(batches))
 except KeyboardInterrupt:
@@ -257,11 +275,13 @@ except KeyboardInterrupt:
 
 @pytest.mark.skipif(sys.platform != "linux", reason="signals as on Linux")
 @pytest.mark.parametrize("workers", [0, 1])
+@pytest.mark.parametrize("what", ["clip", "raw"])
 def test_ctrl_c_while_a_range_read_stalls_stops_at_once(folder, served, fault_proxy, tmp_path,
-                                                        workers):
-    """SIGINT while a clip's range read stalls: KeyboardInterrupt and the process ends there and
-    then (the read is cancelled), not after the read's time-outs and retries (minutes): before,
-    a batch built inline went on reading, and a worker's read held the loader's end."""
+                                                        workers, what):
+    """SIGINT while a clip's (or RawBytes') range read stalls: KeyboardInterrupt and the process
+    ends there and then (the read is cancelled), not after the read's time-outs and retries
+    (minutes): before, a batch built inline went on reading, and a worker's read held the
+    loader's end."""
     proxy = fault_proxy(served.url.removeprefix("http://"))
     url = f"http://{proxy}/_index_json/videos/"
     # The first open's three blocks read, then every GET of the video stalls for ten minutes.
@@ -269,7 +289,7 @@ def test_ctrl_c_while_a_range_read_stalls_stops_at_once(folder, served, fault_pr
                                    "stall_s": 600, "skip": 3, "times": 10**9}]})
     process = subprocess.Popen(
         [sys.executable, "-c", INTERRUPTED_CLIP, os.path.dirname(__file__), url,
-         str(tmp_path / "cache"), str(workers)],
+         str(tmp_path / "cache"), str(workers), what],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 120
@@ -284,16 +304,59 @@ def test_ctrl_c_while_a_range_read_stalls_stops_at_once(folder, served, fault_pr
     assert (process.returncode, out) == (3, "interrupted\n"), err
 
 
-def test_the_bytes_as_stored_are_refused_at_a_url(folder, served, tmp_path):
-    """A record's video at a URL is a reference to the file: RawBytes (or Python steps on the
-    bytes) would get it, not the video, so the loader refuses them; locally they get the
-    file's bytes."""
-    raw = {"video": stoker.transforms.RawBytes(max_length=8 << 20)}
+
+
+@pytest.mark.parametrize("workers", [0, 2])  # 0: one thread, deterministic
+def test_the_bytes_as_stored_at_a_url_are_the_files(folder, served, tmp_path, workers):
+    """A record's video at a URL is a reference to the file: RawBytes resolves it to the file's
+    bytes, through the cache (a later run sends nothing), as a Python step on them gets them."""
+    want = [(folder / name).read_bytes() for name in ("a/long.mp4", "b/short.mp4")]
+    assert raw_bytes(folder, tmp_path / "local", workers) == want
     url = f"{served.url}/_index/videos/"
-    with pytest.raises(ValueError, match=r"VideoFolder\(.*at a URL .*RawBytes"):
-        stoker.Loader(stoker.VideoFolder(url), batch_size=1, transforms=raw,
-                      cache_dir=tmp_path / "remote")
-    local = stoker.Loader(stoker.VideoFolder(str(folder)), batch_size=1, shuffle=False,
-                          transforms=raw, cache_dir=tmp_path / "local")
-    first = next(iter(local))["video"][0]
-    assert bytes(first.numpy()) == (folder / "a/long.mp4").read_bytes()
+    empty_log(served)
+    assert raw_bytes(url, tmp_path / "cache", workers) == want
+    assert bytes_sent(served)[0] >= sum(map(len, want))
+    empty_log(served)
+    digests = raw_bytes(url, tmp_path / "cache", workers, step=lambda video: torch.tensor(
+        list(hashlib.sha256(video.numpy().tobytes()).digest()), dtype=torch.uint8))
+    assert digests == [hashlib.sha256(video).digest() for video in want]
+    assert bytes_sent(served) == (0, 0)
+
+
+def test_the_bytes_as_stored_at_an_s3_url_are_the_files(folder, s3_env, tmp_path):
+    for name in ("a/long.mp4", "b/short.mp4"):
+        status, _ = s3_env.request("PUT", f"/{s3_env.bucket}/videos/{name}",
+                                   (folder / name).read_bytes())
+        assert status == 200
+    want = [(folder / name).read_bytes() for name in ("a/long.mp4", "b/short.mp4")]
+    assert raw_bytes(f"s3://{s3_env.bucket}/videos/", tmp_path / "cache", 2) == want
+
+
+def test_a_video_above_max_length_is_one_line_naming_it(folder, served, tmp_path):
+    """Refused by the listed size before any of it is read, as a local one is refused."""
+    url = f"{served.url}/_index/videos/"
+    size = os.path.getsize(folder / "a/long.mp4")
+    empty_log(served)
+    with pytest.raises(ValueError) as raised:
+        raw_bytes(url, tmp_path / "cache", max_length=size - 1)
+    message = str(raised.value)
+    assert message.startswith(f"{url}a/long.mp4: ") and "\n" not in message, message
+    assert f"{size} bytes are more than raw_bytes' max_length {size - 1}" in message, message
+    assert bytes_sent(served, "long.mp4") == (0, 0)
+
+
+def test_the_bytes_of_a_file_changed_after_listing_are_one_line_naming_its_url(served,
+                                                                                tmp_path):
+    url = f"{served.url}/_index/videos/"  # sizes and ETags asked by HEAD
+    listed = stoker.Loader(stoker.VideoFolder(url), batch_size=1, shuffle=False,
+                           cache_dir=tmp_path / "cache",
+                           transforms={"video": stoker.transforms.RawBytes(max_length=8 << 20)})
+    path = served.root / "videos/a/long.mp4"
+    stat = path.stat()
+    path.write_bytes(path.read_bytes()[::-1])
+    os.utime(path, (stat.st_atime, stat.st_mtime + 10))
+    with pytest.raises(stoker.Error) as raised:
+        list(listed)
+    message = str(raised.value)
+    assert message.startswith(f"{url}a/long.mp4: ") and "\n" not in message, message
+    assert "changed on the server" in message, message
