@@ -126,39 +126,26 @@ class ImageFolder(_Source):
 
 class VideoFolder(_Source):
     """``root`` in the layout of torchvision's Kinetics, UCF101 and HMDB51 video datasets (a
-    folder per class), read in place: the same ``classes``, ``class_to_idx`` and ``samples`` as
-    torchvision's ``find_classes(root)`` and ``make_dataset(root, class_to_idx, extensions)``,
-    each sample a record ``{"video": the file's bytes, "label": its class index}`` (int64), as a
-    ``stoker.DatasetWriter(path, {"video": "bytes", "label": "int64"})`` would hold it: give
-    ``transforms={"video": stoker.transforms.DecodeClip(...)}`` for clips. ``extensions``: the
-    endings that make a file a sample, matched against the name in lower case (Kinetics'
-    ``("avi", "mp4")`` by default; UCF101's and HMDB51's ``("avi",)``). The listing is cached
-    in the cache folder and listed again when a folder in it changes. ``root`` may be an
-    ``http(s)://`` folder URL (its index pages) or an ``s3://`` prefix: listed as a remote
-    ``ImageFolder`` is, each record a reference to its video, whose header and clips' GOPs
-    ``DecodeClip`` reads by ranged GETs, not the whole file (no ``frames_per_clip``); the
-    bytes as stored, ``RawBytes`` or Python steps on them, are the whole file's, read through
-    the same ranges and cache. A
-    file that cannot be read is a bad record naming it (the loader's ``on_error``).
+    folder per class), read in place: torchvision's ``classes``, ``class_to_idx`` and
+    ``samples`` (``find_classes``, ``make_dataset``), each sample a record ``{"video": the
+    file's bytes, "label": its class index}`` (int64); ``transforms={"video":
+    stoker.transforms.DecodeClip(...)}`` makes clips. ``extensions``: the endings that make a
+    file a sample, in lower case (Kinetics' ``("avi", "mp4")``; UCF101's ``("avi",)``). The
+    listing is cached. ``root`` may be an ``http(s)://`` folder URL or an ``s3://`` prefix:
+    each record then a reference to its video, whose header and clips' GOPs ``DecodeClip``
+    reads by ranged GETs (``RawBytes`` gives the whole file), through the cache. A file that
+    cannot be read is a bad record naming it (the loader's ``on_error``).
 
-    ``frames_per_clip``, ``step_between_clips``, ``frame_rate``: torchvision's Kinetics /
-    UCF101 / HMDB51 arguments (its ``VideoClips``): every clip of ``frames_per_clip`` frames,
-    clips ``step_between_clips`` frames apart, of every video resampled to ``frame_rate``
-    frames per second (None: its own) is a sample, video by video in ``samples``' order, so
-    ``len()`` is the number of clips (a video shorter than a clip gives none) and sample i is
-    torchvision's clip i (``VideoClips.get_clip_location``), each video indexed once at open
-    and its frame count and rate kept in the cache folder. Decode them with
-    ``stoker.transforms.DecodeClip(sampler="video_clips", ...)`` (its other sampling parameters
-    unused): the clip's frames natively, torchvision's (and ``ClipFrameIndices(sampler=
-    "video_clips")`` names them); docs/DATA.md#video-clips. A sample's record is its video's,
-    shuffled, dealt and resumed as any dataset's.
+    ``frames_per_clip``, ``step_between_clips``, ``frame_rate`` (local folders): torchvision's
+    ``VideoClips`` arguments: every clip of every video is a sample, video by video, so
+    ``len()`` counts clips and sample i is torchvision's clip i, each video indexed once at
+    open; decode with ``DecodeClip(sampler="video_clips", ...)``.
 
-    ``clips_per_video``: K samples of each video (local or at a URL, without ``frames_per_clip``),
-    clip k of a video its sample of part k, so a shuffle mixes every video's clips, as
-    torchvision's video reference's ``RandomClipSampler`` (and, unshuffled,
-    ``UniformClipSampler``) deal them: ``DecodeClip``'s samplers (``num_clips=1``) take clip k
-    of the K clips they would take of the video (``sampler="uniform_clips"``: evenly spaced
-    over its clips, ``UniformClipSampler``'s)."""
+    ``clips_per_video`` K (not with ``frames_per_clip``): K samples of each video, clip k its
+    sample of part k, so a shuffle mixes every video's clips as torchvision's video reference's
+    ``RandomClipSampler`` does; ``DecodeClip``'s samplers (``num_clips=1``) take clip k of the
+    K they would take (``sampler="uniform_clips"``: ``UniformClipSampler``'s).
+    docs/DATA.md#video-clips says more."""
 
     source = "videofolder"
 
