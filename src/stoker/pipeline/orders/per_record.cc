@@ -4,7 +4,7 @@
 // occurrence k being sample r K + k (GlobalOrder::samples_per_record). A video folder of
 // clips_per_video(K) (video/clips_per_video.h) numbers clip k of video r so: the same positions
 // and, each sample drawing from sample r K + k's stream (SampleInput::index), the same clips.
-// docs/DESIGN.md contract 14 states it.
+// docs/DESIGN.md contract 13 states it.
 
 #include <fmt/format.h>
 
