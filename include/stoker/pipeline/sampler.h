@@ -172,8 +172,7 @@ class EpochPlan {
   // Batch b is indices[offsets[b], offsets[b + 1]); positions are clamped to `max_position`.
   EpochPlan(int64_t epoch, int64_t start, int64_t max_position, int64_t world_size,
             int64_t unpadded, std::vector<int64_t> indices, std::vector<int32_t> repeats,
-            std::vector<int64_t> offsets, std::vector<int32_t> parts = {},
-            int64_t per_record = 1);
+            std::vector<int64_t> offsets, std::vector<int32_t> parts = {}, int64_t per_record = 1);
   void check_batch(int64_t b) const;
   IndexSpan span(int64_t first, int64_t size) const;
 

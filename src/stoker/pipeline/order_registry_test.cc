@@ -12,8 +12,7 @@ namespace {
 TEST(OrderRegistry, EveryOrderIsNamedOnceAndDescribed) {
   std::vector<std::string> names;
   for (const OrderSpec& spec : global_orders()) names.push_back(spec.name);
-  EXPECT_EQ(names,
-            (std::vector<std::string>{"global", "mixture", "per_record", "shard_window"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"global", "mixture", "per_record", "shard_window"}));
   const auto json = nlohmann::json::parse(orders_json());
   ASSERT_EQ(json.size(), 4u);
   EXPECT_EQ(json[3]["params"][0]["name"], "window");

@@ -42,8 +42,7 @@ std::vector<int64_t> uniform_offsets(int64_t size, int64_t batch_size) {
 
 EpochPlan::EpochPlan(int64_t epoch, int64_t start, int64_t max_position, int64_t world_size,
                      int64_t unpadded, std::vector<int64_t> indices, std::vector<int32_t> repeats,
-                     std::vector<int64_t> offsets, std::vector<int32_t> parts,
-                     int64_t per_record)
+                     std::vector<int64_t> offsets, std::vector<int32_t> parts, int64_t per_record)
     : epoch_(epoch),
       start_(start),
       max_position_(max_position),

@@ -265,8 +265,7 @@ void TrainingRun::evaluate(int64_t e, EpochMetrics& m) {
   // clip of video i / K. Samples skipped as bad would shift them: no video accuracy then.
   const int64_t clips = s.options.eval_clips_per_video;
   std::optional<VideoAccuracy> videos;
-  if (clips > 1)
-    videos.emplace(test_samples / clips, s.spec.num_classes);
+  if (clips > 1) videos.emplace(test_samples / clips, s.spec.num_classes);
   bool skipped = false;
   for (Batch& batch : s.test_loader->epoch(e)) {
     skipped = skipped || batch.skipped() > 0;

@@ -26,7 +26,6 @@
 #include "stoker/train/rank_agreement.h"
 #include "stoker/train/slow_configs.h"
 #include "stoker/util/machine.h"
-#include "stoker/video/clips_per_video.h"
 
 namespace stoker {
 namespace {
@@ -114,7 +113,7 @@ int64_t per_record(const Dataset& data, int64_t clips) {
 // What a record's samples are to decode_clip (SourceContext::sample_parts): the dataset's own
 // parts, or clips_per_video(K) where the order gives each record K samples.
 std::string sample_parts(const Dataset& data, int64_t per_record) {
-  if (per_record > 1) return video::ClipsPerVideo{per_record}.text();
+  if (per_record > 1) return clips_per_video_parts(per_record);
   return data.manifest().sample_parts;
 }
 
@@ -361,10 +360,9 @@ std::unique_ptr<Loader> make_loader(std::shared_ptr<const Dataset> data, const T
   lo.tracer = o.tracer;
   // Images as uint8: InputNormalizer turns them into float where the model runs; clips float.
   const bool video = is_video_dataset(*data);
-  lo.fields = {
-      video ? clip_request(*data, o, train, per_record)
-            : image_request(*data, o, train, normalization),
-      FieldRequest("label")};
+  lo.fields = {video ? clip_request(*data, o, train, per_record)
+                     : image_request(*data, o, train, normalization),
+               FieldRequest("label")};
   if (video) lo.fields.push_back(frame_indices_request(*data, o, train, per_record));
   if (train) lo.batch_transform = batch_mixing(o, num_classes);
   if (train && o.sample_cost.count() > 0)
@@ -487,12 +485,12 @@ std::unique_ptr<TrainingSetup> set_up_training(TrainerOptions options) {
   const int64_t largest_batch = o.eval ? std::max(o.batch_size, kEvalBatchSize) : o.batch_size;
   check_batch_fits(s.spec, largest_batch, s.spec.frames > 0 ? clips_a_sample(o) : 1);
   const int64_t train_samples = static_cast<int64_t>(train.size()) * s.train_per_record;
-  require(o.batch_size * s.world_size <= train_samples,
-          fmt::format("batch size {}{} is more than the {} samples of {}: every batch would be "
-                      "all of them; use a batch size of at most {}",
-                      o.batch_size, s.world_size > 1 ? fmt::format(" x {} ranks", s.world_size) : "",
-                      train_samples, train.dir(),
-                      std::max<int64_t>(1, train_samples / s.world_size)));
+  require(
+      o.batch_size * s.world_size <= train_samples,
+      fmt::format("batch size {}{} is more than the {} samples of {}: every batch would be "
+                  "all of them; use a batch size of at most {}",
+                  o.batch_size, s.world_size > 1 ? fmt::format(" x {} ranks", s.world_size) : "",
+                  train_samples, train.dir(), std::max<int64_t>(1, train_samples / s.world_size)));
   if (o.eval) {
     s.test_data = open_split(data.eval, o, remote::kShardByShard, o.eval_clips_per_video);
     s.test_per_record = per_record(*s.test_data, o.eval_clips_per_video);

@@ -104,7 +104,8 @@ class PerRecordLoaderTest : public testing::LoaderFixture {
       for (int64_t i = 0; i < b.size; ++i) {
         const int64_t s = v[3 * i];
         EXPECT_EQ(b.records[i] * 2 + v[3 * i + 1], s) << "batch " << b.index << ", sample " << i;
-        EXPECT_EQ(static_cast<uint64_t>(v[3 * i + 2]), CounterRng(5, sample_stream(1, s)).next_u64());
+        EXPECT_EQ(static_cast<uint64_t>(v[3 * i + 2]),
+                  CounterRng(5, sample_stream(1, s)).next_u64());
         out.push_back(s);
       }
     }
@@ -153,10 +154,10 @@ TEST_F(PerRecordLoaderTest, EachRecordsSamplesComeExactlyOnceForAnyWorkersRanksA
     }
   }
   // The loader's order is the order's: records' samples shuffled among all.
-  const std::vector<int64_t> order = make_order("per_record", shards_of({kRecords}),
-                                                {{"samples", int64_t{2}}})
-                                         .value_or_throw()
-                                         ->order(1);
+  const std::vector<int64_t> order =
+      make_order("per_record", shards_of({kRecords}), {{"samples", int64_t{2}}})
+          .value_or_throw()
+          ->order(1);
   EXPECT_NE(one_worker, order);  // seed 5, not 7
   OrderInput five = shards_of({kRecords});
   five.seed = 5;
