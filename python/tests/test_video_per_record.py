@@ -52,8 +52,7 @@ def batches(source, workers=0, state=None, **order):
                                                   num_indices_between_frames=3, resize=[40],
                                                   crop=[32], crop_mode="random", flip=0.5),
             "frames": stoker.transforms.ClipFrameIndices(num_frames_per_clip=4,
-                                                         num_indices_between_frames=3),
-            "label": None})
+                                                         num_indices_between_frames=3)})
     if state is not None:
         loader.load_state_dict(state)
     return [(b["video"], b["frames"], b["label"]) for b in loader.epoch(0)], loader
@@ -63,12 +62,14 @@ def test_a_tars_videos_give_the_folders_clips(videos):
     folder, tar = videos
     want, _ = batches(stoker.VideoFolder(folder, clips_per_video=2))
     got, loader = batches(stoker.WebDataset(str(tar)), samples_per_record=2)
-    assert len(loader) == len(got) == len(want) == 4 * 2 // 2
+    videos = stoker.VideoFolder(folder).samples
+    assert len(videos) >= 3
+    assert len(loader) == len(got) == len(want) == len(videos) * 2 // 2
     for (video, frames, label), (v, f, lab) in zip(got, want):
         assert torch.equal(frames, f) and torch.equal(label, lab) and torch.equal(video, v)
-    # Each video's 2 clips once, and spread: not all in the batches' own order of videos.
+    # Each video's 2 clips once.
     labels = torch.cat([label for _, _, label in got]).tolist()
-    assert sorted(labels) == [0, 0, 0, 0, 1, 1, 1, 1]
+    assert sorted(labels) == sorted([label for _, label in videos] * 2)
     threaded, _ = batches(stoker.WebDataset(str(tar)), workers=2, samples_per_record=2)
     assert all(torch.equal(a[0], b[0]) for a, b in zip(threaded, got))
 
@@ -82,7 +83,7 @@ def test_a_state_resumes_the_same_samples_per_record_only(videos):
     state = loader.state_dict()
     assert state["position"] == 2 and state["order"] == "per_record:samples=2,window=0"
     rest, _ = batches(source, state=state, samples_per_record=2)
-    assert len(rest) == 3
+    assert len(rest) == len(whole) - 1
     assert all(torch.equal(a[1], b[1]) for a, b in zip(rest, whole[1:]))
     with pytest.raises(ValueError, match="order"):
         batches(source, state=state)
