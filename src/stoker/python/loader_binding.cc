@@ -349,17 +349,13 @@ class BoundLoader {
   // Each record `k` samples an epoch, before configure(): the "per_record" order (over
   // `window` shards at a time where shuffled, 0: all), its record r's sample k being a video's
   // clip k of the k its sampler takes (decode_clip's clips_per_video(k)). ValueError for a
-  // mixture, or a dataset whose records are several samples already (a video folder's clips).
+  // mixture (configure(), for a dataset whose records are several samples already).
   void set_samples_per_record(int64_t k, int64_t window) {
     if (shared_->core) throw std::logic_error("set_samples_per_record() after configure()");
     if (k == 1) return;
     if (!shared_->order.empty())
       throw Error(invalid_argument("Order(samples_per_record=) deals one dataset, not a " +
                                    shared_->order));
-    if (!shared_->dataset->manifest().sample_parts.empty())
-      throw Error(invalid_argument(
-          fmt::format("Order(samples_per_record=): {}'s records are {} already",
-                      shared_->dataset->dir(), shared_->dataset->manifest().sample_parts)));
     SourceParams params = {{"samples", k}, {"window", window}};
     shared_->order_text = order_text("per_record", params).value_or_throw();
     shared_->order = "per_record";
