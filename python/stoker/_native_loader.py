@@ -580,7 +580,8 @@ class NativeLoader:
                  cache_gb=None, cache_policy="next-use", batch_format=None,
                  batch_transform=None, python_input=None, ra_reps=1, python_workers=None,
                  python_parallel="processes", python_timeout=300, variable="list",
-                 transcode_cache=False, pin_memory=False, order_of=None, num_workers=0):
+                 transcode_cache=False, pin_memory=False, order_of=None, num_workers=0,
+                 samples_per_record=1):
         torch = _import_torch()
         self._torch = torch
         # str, bytes, os.PathLike (the name need not be UTF-8) or a source (stoker.ImageFolder,
@@ -617,6 +618,9 @@ class NativeLoader:
         self._native = source.open(shuffle_window=settings["shuffle_window"],
                                    transcode_cache=transcode_cache,
                                    global_batch=batch_size * world_size, **access)
+        # Each record K samples an epoch: the "per_record" order, its positions K x records.
+        self._per_record = _int("samples_per_record", samples_per_record, 1, 65536)
+        self._native.set_samples_per_record(self._per_record, settings["shuffle_window"] or 0)
         if order_of is not None:
             order_of.bind(len(self._native))
         names = _batch_names(batch_format)
@@ -901,9 +905,9 @@ class NativeLoader:
                                  f"{difference}")
             raise ValueError(f"the state_dict is of another dataset (id {state['dataset']!r}); "
                              f"{self._shown} is {dataset!r}")
-        if values["position"] >= values["records"]:
+        if values["position"] >= values["records"] * self._per_record:
             raise ValueError(f"the state_dict's position {values['position']} is not inside an "
-                             f"epoch of {values['records']} records")
+                             f"epoch of {values['records'] * self._per_record} samples")
         with self._lock:
             self._end_live("load a state_dict")
             self._native.restore(seed=values["seed"], epoch=values["epoch"],

@@ -200,6 +200,7 @@ class Loader:
             settings["batches"]["batch_format"] = native.batch_format
             self._form = native.form
         groups = settings["order"].pop("aspect_ratio_groups")
+        per_record = settings["order"].pop("samples_per_record")
         explicit = None
         if groups is not None:
             explicit = _aspect_ratio_order(groups, native, sampler, batch_sampler, batch_size,
@@ -208,8 +209,14 @@ class Loader:
                                      native.subset is not None):
             explicit = ExplicitOrder(sampler, batch_sampler, batch_size, drop_last,
                                      native.subset)
+        if per_record != 1 and (native is None or explicit is not None):
+            raise ValueError("Order(samples_per_record=) is stoker's own order over a dataset "
+                             "it reads: leave out sampler, batch_sampler and "
+                             "aspect_ratio_groups")
         if native is not None and isinstance(native.source, Mixture) and \
                 reads_per_source(native.source, settings["storage"]):
+            if per_record != 1:
+                raise ValueError("Order(samples_per_record=) deals one dataset, not a Mixture")
             self._engine = MixedFieldsLoader(
                 native.source, batch_size=1 if batch_size is None else batch_size,
                 shuffle=bool(shuffle), drop_last=drop_last,
@@ -221,7 +228,7 @@ class Loader:
                 native.source, batch_size=1 if batch_size is None else batch_size,
                 shuffle=bool(shuffle), drop_last=drop_last, transforms=native.transforms,
                 pin_memory=pin_memory, order_of=explicit, num_workers=num_workers,
-                **settings["order"],
+                samples_per_record=per_record, **settings["order"],
                 **settings["batches"], **feed, **settings["storage"])
             self._notes = native.notes
         else:

@@ -32,7 +32,10 @@ class Order(_Group):
     ``aspect_ratio_groups``: None, or k as the detection reference's
     ``--aspect-ratio-group-factor``: each batch of one group of width / height (2k + 2
     groups, from the records' ``height`` and ``width``), made of each rank's epoch as its
-    GroupedBatchSampler makes them (the last ones filled up with repeats)."""
+    GroupedBatchSampler makes them (the last ones filled up with repeats);
+    ``samples_per_record``: K, each record K samples an epoch, shuffled among all (the
+    "per_record" order: a video's K clips, ``DecodeClip`` taking clip k of the K its sampler
+    takes, as ``VideoFolder(clips_per_video=K)`` gives them)."""
 
     seed: Optional[int] = None
     shuffle_window: Any = "all"
@@ -42,6 +45,7 @@ class Order(_Group):
     world_size: Optional[int] = None
     mesh: Any = None
     aspect_ratio_groups: Optional[int] = None
+    samples_per_record: int = 1
 
 
 @dataclass(frozen=True)

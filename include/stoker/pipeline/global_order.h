@@ -4,7 +4,8 @@
 // order is a pure function of its input (the seed, whether to shuffle, the dataset's parts and
 // shards) and the epoch: any rank, worker or process computes the same one, so a position alone
 // resumes it, on any world size. The orders are registered one file each
-// (src/stoker/pipeline/orders/, order_registry.h): "global", "shard_window", "mixture".
+// (src/stoker/pipeline/orders/, order_registry.h): "global", "shard_window", "mixture",
+// "per_record".
 // Immutable; thread-safe.
 
 #include <cstdint>
@@ -36,9 +37,12 @@ class GlobalOrder {
   virtual ~GlobalOrder() = default;
   // The positions of an epoch, N >= 1: the dataset's size, or a mixture's samples per epoch.
   virtual int64_t epoch_size() const = 0;
-  // Epoch `epoch`'s order: N dataset indices, each in [0, the parts' records). Precondition:
-  // epoch >= 0. O(N) time and memory at least.
+  // Epoch `epoch`'s order: N samples, each in [0, K x the parts' records), K =
+  // samples_per_record(): sample s is occurrence s mod K of dataset index s div K (for K = 1
+  // the dataset index itself). Precondition: epoch >= 0. O(N) time and memory at least.
   virtual std::vector<int64_t> order(int64_t epoch) const = 0;
+  // K >= 1: the samples each record gives an epoch ("per_record"; the others 1).
+  virtual int64_t samples_per_record() const { return 1; }
 };
 
 }  // namespace stoker

@@ -31,6 +31,11 @@
 // last_batch's modes instead). Dealt strided, a sample's repeats go to k different ranks when
 // W >= k. Each (sample, repeat) pair lies at one position: exactly once per repeat.
 //
+// Samples per record (the "per_record" order, GlobalOrder::samples_per_record K > 1): the
+// order's values are samples s in [0, K x records), each dealt as dataset index s div K with
+// part s mod K (IndexSpan::part), its draws sample s's (IndexSpan::sample); order() gives the
+// dataset indices.
+//
 // Global position. A position p in [0, N] counts the samples of the global order consumed so far
 // in the epoch, by all ranks together; it is the resume point ("global samples consumed").
 // For padding, a position p >= N stands for order[p mod N]: the order repeats from its start.
@@ -96,11 +101,17 @@ struct IndexSpan {
   const int64_t* data = nullptr;
   size_t size = 0;
   const int32_t* repeats = nullptr;  // each sample's repeat (see above), or null: all 0
+  // Each sample's part of its record and the samples a record gives (above), or null and 1.
+  const int32_t* parts = nullptr;
+  int64_t per_record = 1;
 
   const int64_t* begin() const { return data; }
   const int64_t* end() const { return data + size; }
   int64_t operator[](size_t i) const { return data[i]; }
   int64_t repeat(size_t i) const { return repeats ? repeats[i] : 0; }
+  int64_t part(size_t i) const { return parts ? parts[i] : 0; }
+  // The sample's number, whose stream it draws from: its dataset index, or index x K + part.
+  int64_t sample(size_t i) const { return data[i] * per_record + part(i); }
 };
 
 // A caller's batches for one rank's epoch (a torch Sampler's or batch_sampler's): the indices
@@ -161,8 +172,9 @@ class EpochPlan {
   // Batch b is indices[offsets[b], offsets[b + 1]); positions are clamped to `max_position`.
   EpochPlan(int64_t epoch, int64_t start, int64_t max_position, int64_t world_size,
             int64_t unpadded, std::vector<int64_t> indices, std::vector<int32_t> repeats,
-            std::vector<int64_t> offsets);
+            std::vector<int64_t> offsets, std::vector<int32_t> parts = {}, int64_t per_record = 1);
   void check_batch(int64_t b) const;
+  IndexSpan span(int64_t first, int64_t size) const;
 
   int64_t epoch_ = 0;
   int64_t start_ = 0;
@@ -173,6 +185,9 @@ class EpochPlan {
   // This rank's indices, and their repeats (empty without repeats).
   std::shared_ptr<const std::vector<int64_t>> indices_;
   std::shared_ptr<const std::vector<int32_t>> repeats_;
+  // Their parts (empty: all 0) where a record gives per_record_ samples.
+  std::shared_ptr<const std::vector<int32_t>> parts_;
+  int64_t per_record_ = 1;
   // Where each batch begins in indices_, then where the last ends (num_batches_ + 1 values).
   std::shared_ptr<const std::vector<int64_t>> offsets_;
 };
@@ -198,9 +213,8 @@ class Sampler {
   // while building, O(N / world_size) kept. Throws Error (kInvalidArgument) if epoch < 0 or
   // start < 0.
   EpochPlan plan(int64_t epoch, int64_t start = 0) const;
-  // The global order of epoch `epoch` (the definition above, repeats included). O(N) time and
-  // memory. Throws
-  // Error (kInvalidArgument) if epoch < 0.
+  // The global order of epoch `epoch` (the definition above, repeats included), as dataset
+  // indices. O(N) time and memory. Throws Error (kInvalidArgument) if epoch < 0.
   std::vector<int64_t> order(int64_t epoch) const;
   // plan(e, start).num_batches() for any epoch e, in O(1).
   int64_t num_batches(int64_t start = 0) const;
@@ -212,6 +226,8 @@ class Sampler {
  private:
   // Samples this rank takes from global position `start` to the end of an epoch.
   int64_t samples_per_rank(int64_t start) const;
+  // The order's samples of epoch `epoch`, repeats included.
+  std::vector<int64_t> samples(int64_t epoch) const;
 
   std::shared_ptr<const GlobalOrder> order_;
   int64_t dataset_size_;

@@ -48,9 +48,11 @@ struct SampleInput {
   // (Transform::copies_views).
   ViewedRecord viewed;
   const Schema* schema = nullptr;
-  int64_t index = 0;  // global dataset index
+  // The sample's number: its global dataset index, or r K + k for part k of record r where the
+  // order gives each record K samples (IndexSpan::sample: "per_record").
+  int64_t index = 0;
   // Which of its stored record's samples this is, where a record gives several (a video's
-  // clips: Dataset::part); 0 otherwise.
+  // clips: Dataset::part, or the "per_record" order's); 0 otherwise.
   int64_t part = 0;
   int64_t epoch = 0;
   int64_t repeat = 0;  // which repeat of the sample in the epoch's order (SamplerOptions::repeats)

@@ -342,7 +342,8 @@ bool BatchEngine::build_piece(const Piece& piece, Scratch& scratch,
     // A record read in place (a token file's sample) is passed as its views alone where every
     // field copies them: widened straight into the batch, no record built.
     scratch.viewed[k] = {reader.views(), at.record};
-    scratch.parts[k] = reader.part(at.record);
+    // A record's part: the order's (a "per_record" order's occurrence), else its reader's.
+    scratch.parts[k] = indices.parts ? indices.part(k) : reader.part(at.record);
     scratch.records[k] =
         reader.views() && layout_.copies_views() ? ByteSpan{} : reader.record(at.record);
   }

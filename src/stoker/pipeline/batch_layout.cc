@@ -300,7 +300,7 @@ Status BatchLayout::write_samples(const ByteSpan* records, const IndexSpan& samp
     if (cancelled && cancelled()) return Status(StatusCode::kCancelled, "cancelled");
     input.record = records[k];
     if (viewed) input.viewed = viewed[k];
-    input.index = samples[k];
+    input.index = samples.sample(k);
     if (parts) input.part = parts[k];
     input.repeat = samples.repeat(k);
     Status status = write_sample(input, dst, shapes, k);

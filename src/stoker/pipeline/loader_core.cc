@@ -47,7 +47,13 @@ Sampler make_sampler(const Dataset& dataset, const LoaderOptions& o) {
     next += static_cast<size_t>(shards);
   }
   input.part_tokens = dataset.source().part_tokens();
-  return Sampler(make_order(o.order, input, o.order_params).value_or_throw(), sampler_options(o));
+  std::shared_ptr<const GlobalOrder> order =
+      make_order(o.order, input, o.order_params).value_or_throw();
+  // Records that are several samples already (a video folder's clips) are not dealt again.
+  if (order->samples_per_record() > 1 && !dataset.manifest().sample_parts.empty())
+    throw Error(invalid_argument(fmt::format("order '{}': {}'s records are {} already", o.order,
+                                             dataset.dir(), dataset.manifest().sample_parts)));
+  return Sampler(std::move(order), sampler_options(o));
 }
 
 // Tells a dataset whose shards are fetched (a remote one) epoch `e`'s order and the next

@@ -12,17 +12,17 @@ namespace {
 TEST(OrderRegistry, EveryOrderIsNamedOnceAndDescribed) {
   std::vector<std::string> names;
   for (const OrderSpec& spec : global_orders()) names.push_back(spec.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"global", "mixture", "shard_window"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"global", "mixture", "per_record", "shard_window"}));
   const auto json = nlohmann::json::parse(orders_json());
-  ASSERT_EQ(json.size(), 3u);
-  EXPECT_EQ(json[2]["params"][0]["name"], "window");
+  ASSERT_EQ(json.size(), 4u);
+  EXPECT_EQ(json[3]["params"][0]["name"], "window");
 }
 
 TEST(OrderRegistry, AnUnknownOrderOrParameterIsOneLineNamingWhatThereIs) {
   OrderInput input;
   input.parts = {{10}};
   EXPECT_EQ(make_order("random", input).status().message(),
-            "order 'random' is not one of global, mixture, shard_window");
+            "order 'random' is not one of global, mixture, per_record, shard_window");
   EXPECT_EQ(make_order("shard_window", input, {{"size", int64_t{2}}}).status().message(),
             "order 'shard_window': unknown parameter 'size' (parameters: window)");
   EXPECT_EQ(make_order("global", OrderInput()).status().message(),

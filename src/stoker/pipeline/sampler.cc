@@ -42,7 +42,7 @@ std::vector<int64_t> uniform_offsets(int64_t size, int64_t batch_size) {
 
 EpochPlan::EpochPlan(int64_t epoch, int64_t start, int64_t max_position, int64_t world_size,
                      int64_t unpadded, std::vector<int64_t> indices, std::vector<int32_t> repeats,
-                     std::vector<int64_t> offsets)
+                     std::vector<int64_t> offsets, std::vector<int32_t> parts, int64_t per_record)
     : epoch_(epoch),
       start_(start),
       max_position_(max_position),
@@ -51,7 +51,9 @@ EpochPlan::EpochPlan(int64_t epoch, int64_t start, int64_t max_position, int64_t
       unpadded_(std::min(unpadded, static_cast<int64_t>(indices.size()))),
       indices_(std::make_shared<const std::vector<int64_t>>(std::move(indices))),
       repeats_(std::make_shared<const std::vector<int32_t>>(std::move(repeats))),
-      offsets_(std::make_shared<const std::vector<int64_t>>(std::move(offsets))) {}
+      offsets_(std::make_shared<const std::vector<int64_t>>(std::move(offsets))),
+      parts_(std::make_shared<const std::vector<int32_t>>(std::move(parts))),
+      per_record_(per_record) {}
 
 namespace {
 
@@ -124,11 +126,16 @@ void EpochPlan::check_batch(int64_t b) const {
   }
 }
 
+IndexSpan EpochPlan::span(int64_t first, int64_t size) const {
+  return IndexSpan{indices_->data() + first, static_cast<size_t>(size),
+                   repeats_->empty() ? nullptr : repeats_->data() + first,
+                   parts_->empty() ? nullptr : parts_->data() + first, per_record_};
+}
+
 IndexSpan EpochPlan::batch(int64_t b) const {
   check_batch(b);
   const int64_t first = (*offsets_)[b];
-  return IndexSpan{indices_->data() + first, static_cast<size_t>((*offsets_)[b + 1] - first),
-                   repeats_->empty() ? nullptr : repeats_->data() + first};
+  return span(first, (*offsets_)[b + 1] - first);
 }
 
 int64_t EpochPlan::padding(int64_t b) const {
@@ -145,8 +152,7 @@ int64_t EpochPlan::global_position_after(int64_t b) const {
 
 IndexSpan EpochPlan::sequence() const {
   if (!indices_) return IndexSpan{};
-  return IndexSpan{indices_->data(), indices_->size(),
-                   repeats_->empty() ? nullptr : repeats_->data()};
+  return span(0, static_cast<int64_t>(indices_->size()));
 }
 
 Sampler::Sampler(std::shared_ptr<const GlobalOrder> order, SamplerOptions options)
@@ -162,13 +168,21 @@ Sampler::Sampler(std::vector<int64_t> shard_records, SamplerOptions options)
 Sampler::Sampler(int64_t dataset_size, SamplerOptions options)
     : Sampler(std::vector<int64_t>{dataset_size}, options) {}
 
-std::vector<int64_t> Sampler::order(int64_t epoch) const {
-  if (epoch < 0)
-    throw Error(invalid_argument("Sampler: epoch must be >= 0, got " + std::to_string(epoch)));
+std::vector<int64_t> Sampler::samples(int64_t epoch) const {
   std::vector<int64_t> order = order_->order(epoch);
   // Each base sample `repeats` times in a row; backwards, so that order[q / k] is still unread.
   for (int64_t q = dataset_size_ - 1; q >= 0 && options_.repeats > 1; --q)
     order[q] = order[q / options_.repeats];
+  return order;
+}
+
+std::vector<int64_t> Sampler::order(int64_t epoch) const {
+  if (epoch < 0)
+    throw Error(invalid_argument("Sampler: epoch must be >= 0, got " + std::to_string(epoch)));
+  std::vector<int64_t> order = samples(epoch);
+  const int64_t per_record = order_->samples_per_record();
+  if (per_record > 1)
+    for (int64_t& s : order) s /= per_record;
   return order;
 }
 
@@ -182,22 +196,26 @@ EpochPlan Sampler::plan(int64_t epoch, int64_t start) const {
   const int64_t r = options_.rank;
   const int64_t per_rank = samples_per_rank(start);
   const int64_t k = options_.repeats;
+  const int64_t per_record = order_->samples_per_record();
   std::vector<int64_t> indices;
-  std::vector<int32_t> repeats;
+  std::vector<int32_t> repeats, parts;
   if (per_rank > 0) {
-    const std::vector<int64_t> order = this->order(epoch);
+    const std::vector<int64_t> order = samples(epoch);
     indices.resize(static_cast<size_t>(per_rank));
     if (k > 1) repeats.resize(static_cast<size_t>(per_rank));
+    if (per_record > 1) parts.resize(static_cast<size_t>(per_rank));
     for (int64_t i = 0; i < per_rank; ++i) {
       // Positions past n (padding) wrap to the start of the order.
       const int64_t position = (start + i * w + r) % n;
-      indices[i] = order[position];
+      indices[i] = order[position] / per_record;
       if (k > 1) repeats[i] = static_cast<int32_t>(position % k);
+      if (per_record > 1) parts[i] = static_cast<int32_t>(order[position] % per_record);
     }
   }
   std::vector<int64_t> offsets = uniform_offsets(per_rank, options_.batch_size);
   return EpochPlan(epoch, start, n, w, unpadded_samples(n, start, options_.rank, w),
-                   std::move(indices), std::move(repeats), std::move(offsets));
+                   std::move(indices), std::move(repeats), std::move(offsets), std::move(parts),
+                   per_record);
 }
 
 int64_t Sampler::samples_per_rank(int64_t start) const {

@@ -39,6 +39,7 @@
 #include "stoker/store/mixed_shard_source.h"
 #include "stoker/util/mapped_read_guard.h"
 #include "stoker/util/saved_form.h"
+#include "stoker/video/clips_per_video.h"
 
 namespace stoker::python {
 namespace py = pybind11;
@@ -56,7 +57,7 @@ struct Shared {
   // folder, "" where there is none (SourceContext::cache_dir).
   std::string cache_dir;
   // The order of a mixture's dataset (order_registry.h's "mixture", its parameters, and their
-  // text, order_text); "" else.
+  // text, order_text), or of records giving several samples ("per_record"); "" else.
   std::string order;
   SourceParams order_params;
   std::string order_text;
@@ -135,11 +136,11 @@ std::vector<int64_t> int64_values(const py::object& values, const char* name) {
 // A batch field from its spec {"name", "ops": [{"op": NAME, PARAM: value, ...}]}, as
 // python/stoker/transforms.py makes them: the registry's operations (field_pipeline.h).
 FieldRequest field_request(const Dataset& dataset, const py::dict& spec,
-                           const std::string& cache_dir) {
+                           const std::string& sample_parts, const std::string& cache_dir) {
   std::vector<OpCall> calls;
   for (const py::handle op : spec["ops"]) calls.push_back(op_call_from(op.cast<py::dict>()));
   FieldRequest request = make_field_request(dataset.schema(), spec["name"].cast<std::string>(),
-                                            calls, {}, dataset.manifest().sample_parts, cache_dir)
+                                            calls, {}, sample_parts, cache_dir)
                              .value_or_throw();
   request.padded = spec.contains("padded") && spec["padded"].cast<bool>();
   return request;
@@ -192,7 +193,9 @@ std::vector<uint64_t> part_starts(const Dataset& dataset) {
   return starts;
 }
 
+// `sample_parts`: what a record's samples are (SourceContext::sample_parts).
 std::vector<FieldRequest> field_requests(const Dataset& dataset, const py::list& specs,
+                                         const std::string& sample_parts,
                                          const std::string& cache_dir) {
   std::map<std::string, FieldRequest> joint;
   for (const py::handle handle : specs) {
@@ -210,7 +213,7 @@ std::vector<FieldRequest> field_requests(const Dataset& dataset, const py::list&
       }
     }
     if (!spec.contains("joint")) {
-      requests.push_back(field_request(dataset, spec, cache_dir));
+      requests.push_back(field_request(dataset, spec, sample_parts, cache_dir));
       continue;
     }
     const auto made = joint.find(spec["name"].cast<std::string>());
@@ -339,8 +342,32 @@ class BoundLoader {
     make_order(shared_->order, input, shared_->order_params).value_or_throw();
   }
 
-  // The order's text for a mixture ("mixture:weights=[...],..."); "" for one dataset.
+  // The order's text for a mixture ("mixture:weights=[...],...") or samples_per_record > 1
+  // ("per_record:samples=2,window=0"); "" else.
   const std::string& order() const { return shared_->order_text; }
+
+  // Each record `k` samples an epoch, before configure(): the "per_record" order (over
+  // `window` shards at a time where shuffled, 0: all), its record r's sample k being a video's
+  // clip k of the k its sampler takes (decode_clip's clips_per_video(k)). ValueError for a
+  // mixture (configure(), for a dataset whose records are several samples already).
+  void set_samples_per_record(int64_t k, int64_t window) {
+    if (shared_->core) throw std::logic_error("set_samples_per_record() after configure()");
+    if (k == 1) return;
+    if (!shared_->order.empty())
+      throw Error(invalid_argument("Order(samples_per_record=) deals one dataset, not a " +
+                                   shared_->order));
+    SourceParams params = {{"samples", k}, {"window", window}};
+    shared_->order_text = order_text("per_record", params).value_or_throw();
+    shared_->order = "per_record";
+    shared_->order_params = std::move(params);
+  }
+
+  // What a record's samples are to the source operations: the dataset's, or a per_record
+  // order's clips.
+  std::string sample_parts() const {
+    if (shared_->order != "per_record") return shared_->dataset->manifest().sample_parts;
+    return video::ClipsPerVideo{std::get<int64_t>(shared_->order_params.front().second)}.text();
+  }
 
   // The manifest's class names (an image folder's classes), [] where it has none.
   std::vector<std::string> class_names() const { return shared_->dataset->manifest().class_names; }
@@ -439,7 +466,7 @@ class BoundLoader {
     apply_settings(settings, o);
     o.order = shared_->order;
     o.order_params = shared_->order_params;
-    o.fields = field_requests(*shared_->dataset, fields, shared_->cache_dir);
+    o.fields = field_requests(*shared_->dataset, fields, sample_parts(), shared_->cache_dir);
     o.batch_transform = batch_transform(batch);
     shared_->core = std::make_unique<LoaderCore>(
         shared_->dataset, std::move(o),
@@ -755,6 +782,8 @@ void register_loader(py::module_& module) {
            "\"mixture\" order with `mixture`'s parameters (_stoker.orders()).")
       .def_property_readonly("class_names", &BoundLoader::class_names)
       .def_property_readonly("order", &BoundLoader::order)
+      .def("set_samples_per_record", &BoundLoader::set_samples_per_record, "k"_a, "window"_a,
+           "Each record k samples an epoch (the \"per_record\" order), before configure().")
       .def_property_readonly("samples", &BoundLoader::samples)
       .def_property_readonly("tokens", &BoundLoader::tokens)
       .def_property_readonly("schema", &BoundLoader::schema)

@@ -48,11 +48,12 @@ void CheckpointKeeper::resume(const FoundCheckpoint& checkpoint) {
                     "options, or add --override to go on with this run's",
                     checkpoint.path, changed)));
   }
-  if (static_cast<uint64_t>(state.loader.position) > train.size()) {
+  const uint64_t samples = train.size() * static_cast<uint64_t>(setup_.train_per_record);
+  if (static_cast<uint64_t>(state.loader.position) > samples) {
     throw Error(
         corrupt(fmt::format("checkpoint {}: loader position {} is beyond the {} samples of "
                             "the training data",
-                            checkpoint.path, state.loader.position, train.size())));
+                            checkpoint.path, state.loader.position, samples)));
   }
   check_step(checkpoint.path, state);
   throw_if_error(restore_checkpoint(checkpoint, *setup_.model, *setup_.optimizer));

@@ -68,7 +68,8 @@ TrainResult TrainingRun::run() {
   progress_.print(
       fmt::format("training {} on {} ({} samples, {} classes; {}) for {} epochs: batch {}, {} lr "
                   "{:g}, amp {}, {} threads, {} workers, device {}",
-                  s.model->name(), s.train_data->describe(), s.train_data->size(),
+                  s.model->name(), s.train_data->describe(),
+                  s.train_data->size() * static_cast<uint64_t>(s.train_per_record),
                   s.spec.num_classes, s.normalization.phrase, o.epochs, o.batch_size,
                   o.optimizer.name, o.optimizer.lr, to_string(o.amp), s.threads,
                   s.workers.to_string(), s.device.str()) +
@@ -258,14 +259,13 @@ void TrainingRun::evaluate(int64_t e, EpochMetrics& m) {
   int64_t correct = 0;
   int64_t samples = 0;
   // This rank's shard without the padding that evens the shards out: each sample counts once.
-  const int64_t own =
-      unpadded_samples(static_cast<int64_t>(s.test_data->size()), 0, s.rank, s.world_size);
+  const int64_t test_samples = static_cast<int64_t>(s.test_data->size()) * s.test_per_record;
+  const int64_t own = unpadded_samples(test_samples, 0, s.rank, s.world_size);
   // Several clips of each video: sample i (in order, this rank's j-th being j * W + rank) is a
   // clip of video i / K. Samples skipped as bad would shift them: no video accuracy then.
   const int64_t clips = s.options.eval_clips_per_video;
   std::optional<VideoAccuracy> videos;
-  if (clips > 1)
-    videos.emplace(static_cast<int64_t>(s.test_data->size()) / clips, s.spec.num_classes);
+  if (clips > 1) videos.emplace(test_samples / clips, s.spec.num_classes);
   bool skipped = false;
   for (Batch& batch : s.test_loader->epoch(e)) {
     skipped = skipped || batch.skipped() > 0;

@@ -94,23 +94,27 @@ ModelSpec input_spec(const Dataset& data, int image_size, int frames) {
 // folder (local or at a URL) of which each video gives `clips` samples where clips > 1 (its
 // clips_per_video: video/clips_per_video.h), so that the loader's order shuffles every video's
 // clips together as torchvision's RandomClipSampler does, and evaluation's deals each clip as a
-// sample; other data of videos with clips > 1 is refused naming `option`.
+// sample. Other videos give theirs through the "per_record" order (per_record).
 std::shared_ptr<const Dataset> open_split(const std::string& path, const TrainerOptions& o,
-                                          int64_t window, int64_t clips, const char* option) {
+                                          int64_t window, int64_t clips) {
   if (clips > 1 && source_for("auto", path).value_or_throw()->name == "videofolder")
     return remote::open_dataset(path, o.data_access, window, "videofolder",
                                 {{"clips_per_video", clips}})
         .value_or_throw();
-  std::shared_ptr<const Dataset> data =
-      remote::open_dataset(path, o.data_access, window).value_or_throw();
-  require(clips == 1 || !is_video_dataset(*data),
-          fmt::format("{}: {} {} makes each clip of a video its own sample, for a folder of videos "
-                      "only (local or at a URL){}",
-                      data->dir(), option, clips,
-                      std::string(option) == "--clips-per-video"
-                          ? " (--clips-together decodes them together, a sample per video)"
-                          : ""));
-  return data;
+  return remote::open_dataset(path, o.data_access, window).value_or_throw();
+}
+
+// The samples each record of `data` gives an epoch where each video gives `clips`: clips for
+// videos whose records are not their clips already (a video folder's are), else 1.
+int64_t per_record(const Dataset& data, int64_t clips) {
+  return is_video_dataset(data) && data.manifest().sample_parts.empty() ? clips : 1;
+}
+
+// What a record's samples are to decode_clip (SourceContext::sample_parts): the dataset's own
+// parts, or clips_per_video(K) where the order gives each record K samples.
+std::string sample_parts(const Dataset& data, int64_t per_record) {
+  if (per_record > 1) return clips_per_video_parts(per_record);
+  return data.manifest().sample_parts;
 }
 
 // Refuses, in one line naming the data at `dir`, options that do not apply to its clips.
@@ -201,11 +205,15 @@ std::vector<std::pair<std::string, ParamValue>> clip_sampling(const TrainerOptio
 // The clips a sample of the training data holds: clips_per_video with clips_together, else one.
 int64_t clips_a_sample(const TrainerOptions& o) { return o.clips_together ? o.clips_per_video : 1; }
 
+// The training samples each video gives: clips_per_video, but one with clips_together.
+int64_t clips_a_video(const TrainerOptions& o) { return o.clips_together ? 1 : o.clips_per_video; }
+
 // The video field as clips for the model before normalisation, uint8 [K?, 3, frames, crop,
 // crop] (K = clips_a_sample in training): decode_clip as torchvision's video reference
 // transforms them (training: each clip its own random crop and flip; evaluation: the centre
 // crop at val_crop_size), from the frames resized to val_resize_size.
-FieldRequest clip_request(const Dataset& data, const TrainerOptions& o, bool train) {
+FieldRequest clip_request(const Dataset& data, const TrainerOptions& o, bool train,
+                          int64_t per_record) {
   const int crop = train ? o.train_crop_size : o.val_crop_size;
   const int64_t resize = o.val_resize_size > 0 ? o.val_resize_size : crop * 128 / 112;
   std::vector<std::pair<std::string, ParamValue>> params = clip_sampling(o, train);
@@ -216,17 +224,18 @@ FieldRequest clip_request(const Dataset& data, const TrainerOptions& o, bool tra
                                {"draws", std::string("clip")},
                                {"layout", std::string("CTHW")}});
   const OpCall call = make_op_call("decode_clip", params).value_or_throw();
-  return make_field_request(data.schema(), "video", {call}, {}, data.manifest().sample_parts)
+  return make_field_request(data.schema(), "video", {call}, {}, sample_parts(data, per_record))
       .value_or_throw();
 }
 
 // The frame indices of clip_request's clips, int64 [K?, frames], as field kFrameIndicesField.
-FieldRequest frame_indices_request(const Dataset& data, const TrainerOptions& o, bool train) {
+FieldRequest frame_indices_request(const Dataset& data, const TrainerOptions& o, bool train,
+                                   int64_t per_record) {
   std::vector<std::pair<std::string, ParamValue>> params = clip_sampling(o, train);
   params.emplace_back("video", std::string("video"));
   const OpCall call = make_op_call("clip_frame_indices", params).value_or_throw();
   return make_field_request(data.schema(), kFrameIndicesField, {call}, {},
-                            data.manifest().sample_parts)
+                            sample_parts(data, per_record))
       .value_or_throw();
 }
 
@@ -328,9 +337,11 @@ std::shared_ptr<const BatchTransform> batch_mixing(const TrainerOptions& o, int6
   return call.op->make_batch(call.params).value_or_throw();
 }
 
+// A loader of `data`, each record `per_record` samples an epoch (the "per_record" order).
 std::unique_ptr<Loader> make_loader(std::shared_ptr<const Dataset> data, const TrainerOptions& o,
                                     int64_t batch_size, bool train, const c10::Device& device,
-                                    const NormalizationChoice& normalization, int64_t num_classes) {
+                                    const NormalizationChoice& normalization, int64_t num_classes,
+                                    int64_t per_record) {
   LoaderOptions lo;
   lo.batch_size = batch_size;
   if (o.process_group) {  // this rank's shard
@@ -341,13 +352,18 @@ std::unique_ptr<Loader> make_loader(std::shared_ptr<const Dataset> data, const T
   lo.seed = o.seed;
   lo.shuffle = train;
   if (!train) lo.ra_reps = 1;  // evaluation sees each sample once
+  if (per_record > 1) {
+    lo.order = "per_record";
+    lo.order_params = {{"samples", per_record},
+                       {"window", lo.shuffle_window == kShuffleAll ? 0 : lo.shuffle_window}};
+  }
   lo.tracer = o.tracer;
   // Images as uint8: InputNormalizer turns them into float where the model runs; clips float.
   const bool video = is_video_dataset(*data);
-  lo.fields = {
-      video ? clip_request(*data, o, train) : image_request(*data, o, train, normalization),
-      FieldRequest("label")};
-  if (video) lo.fields.push_back(frame_indices_request(*data, o, train));
+  lo.fields = {video ? clip_request(*data, o, train, per_record)
+                     : image_request(*data, o, train, normalization),
+               FieldRequest("label")};
+  if (video) lo.fields.push_back(frame_indices_request(*data, o, train, per_record));
   if (train) lo.batch_transform = batch_mixing(o, num_classes);
   if (train && o.sample_cost.count() > 0)
     lo.fields.emplace_back(kSampleCostField, busy_wait_transform(o.sample_cost));
@@ -441,8 +457,8 @@ std::unique_ptr<TrainingSetup> set_up_training(TrainerOptions options) {
   s.threads = at::get_num_threads();
 
   const DataLocation data = resolve_data(o.data_dir);
-  s.train_data = open_split(data.train, o, o.loader.shuffle_window,
-                            o.clips_together ? 1 : o.clips_per_video, "--clips-per-video");
+  s.train_data = open_split(data.train, o, o.loader.shuffle_window, clips_a_video(o));
+  s.train_per_record = per_record(*s.train_data, clips_a_video(o));
   if (o.eval && data.eval.empty()) {
     o.eval = false;
     s.eval_note =
@@ -468,18 +484,19 @@ std::unique_ptr<TrainingSetup> set_up_training(TrainerOptions options) {
   check_labels(train, s.spec.num_classes);
   const int64_t largest_batch = o.eval ? std::max(o.batch_size, kEvalBatchSize) : o.batch_size;
   check_batch_fits(s.spec, largest_batch, s.spec.frames > 0 ? clips_a_sample(o) : 1);
+  const int64_t train_samples = static_cast<int64_t>(train.size()) * s.train_per_record;
   require(
-      o.batch_size * s.world_size <= static_cast<int64_t>(train.size()),
+      o.batch_size * s.world_size <= train_samples,
       fmt::format("batch size {}{} is more than the {} samples of {}: every batch would be "
                   "all of them; use a batch size of at most {}",
                   o.batch_size, s.world_size > 1 ? fmt::format(" x {} ranks", s.world_size) : "",
-                  train.size(), train.dir(), std::max<uint64_t>(1, train.size() / s.world_size)));
+                  train_samples, train.dir(), std::max<int64_t>(1, train_samples / s.world_size)));
   if (o.eval) {
-    s.test_data = open_split(data.eval, o, remote::kShardByShard, o.eval_clips_per_video,
-                             "--eval-clips-per-video");
+    s.test_data = open_split(data.eval, o, remote::kShardByShard, o.eval_clips_per_video);
+    s.test_per_record = per_record(*s.test_data, o.eval_clips_per_video);
     const Dataset& test = *s.test_data;
-    s.eval_note =
-        fmt::format("evaluating on {} ({} samples) after each epoch", test.dir(), test.size());
+    s.eval_note = fmt::format("evaluating on {} ({} samples) after each epoch", test.dir(),
+                              test.size() * s.test_per_record);
     require(test.schema() == train.schema(),
             test.dir() + " has another schema than " + train.dir());
     require(test.size() > 0, test.dir() + " holds no records");
@@ -514,7 +531,7 @@ std::unique_ptr<TrainingSetup> set_up_training(TrainerOptions options) {
     for (const auto& named : model.named_state()) parameters += named.second.numel();
     check_ranks_agree(o.process_group,
                       {{"model parameters and buffers", parameters},
-                       {"training samples", static_cast<double>(train.size())},
+                       {"training samples", static_cast<double>(train_samples)},
                        {"batch size", static_cast<double>(o.batch_size)},
                        {"accum", static_cast<double>(o.accum)},
                        {"epochs", static_cast<double>(o.epochs)},
@@ -545,12 +562,12 @@ std::unique_ptr<TrainingSetup> set_up_training(TrainerOptions options) {
             : choose_normalization(train.manifest(), train.dir(), encoded, o.mean, o.std);
   // The loaders check batch_size and workers (LoaderOptions) before anything uses them.
   s.loader = make_loader(s.train_data, o, o.batch_size, /*train=*/true, s.device, s.normalization,
-                         s.spec.num_classes);
+                         s.spec.num_classes, s.train_per_record);
   s.workers = o.loader.workers.is_tuned() ? o.loader.workers
                                           : WorkerCount(s.loader->options().workers.threads());
   if (o.eval)
     s.test_loader = make_loader(s.test_data, o, kEvalBatchSize, /*train=*/false, s.device,
-                                s.normalization, s.spec.num_classes);
+                                s.normalization, s.spec.num_classes, s.test_per_record);
   s.warnings = slow_configuration_warnings(
       o.amp, s.device.is_cpu(), bf16_not_native(machine_cpu_flags(), libtorch_cpu_capability()),
       s.threads, s.workers.is_tuned() ? 1 : s.workers.threads(), machine_cores());

@@ -74,6 +74,11 @@ struct TrainingSetup {
   std::string eval_note;              // what is evaluated, or why nothing is
   std::shared_ptr<const Dataset> train_data;
   std::shared_ptr<const Dataset> test_data;  // null without evaluation
+  // The samples each record of train_data (test_data) gives an epoch through the "per_record"
+  // order: K = --clips-per-video (--eval-clips-per-video) for videos that are not a video folder,
+  // whose records are its clips already; else 1. An epoch is the split's size times it.
+  int64_t train_per_record = 1;
+  int64_t test_per_record = 1;
   ModelSpec spec;
   std::string input_field;  // the batches' model input: "image", or "video" (clips)
   std::unique_ptr<Model> model;

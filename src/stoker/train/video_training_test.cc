@@ -22,6 +22,7 @@
 #include "stoker/pipeline/op_registry.h"
 #include "stoker/pipeline/sampler.h"
 #include "stoker/pipeline/transform.h"
+#include "stoker/testing/tar_fixtures.h"
 #include "stoker/testing/temp_dir.h"
 #include "stoker/testing/video_set.h"
 #include "stoker/train/compute_settings.h"
@@ -63,6 +64,25 @@ class VideoTrainingTest : public ::testing::Test {
     fs::create_directories(root);
     for (const char* split : {"train", "test"})
       fs::copy(data_dir(), root + "/" + split, fs::copy_options::recursive);
+    return root;
+  }
+
+  // A folder with train/ and test/, each the videos above as one WebDataset tar (members
+  // NNNN.video and NNNN.cls, in the folder's order: its classes and names sorted).
+  std::string tar_split_dir() const {
+    const std::string root = dir_.path() + "/tars";
+    std::vector<tar_fixtures::Member> members;
+    const char* files[] = {"h264_gop12_bframes.mp4", "h264_gop12_no_bframes.mp4", "h264_gop1.mp4",
+                           "hevc_gop12_bframes.mp4"};
+    for (int v = 0; v < 4; ++v) {
+      const std::string key = "000" + std::to_string(v);
+      members.push_back({key + ".video", video::testing::video_bytes(files[v])});
+      members.push_back({key + ".cls", std::to_string(v / 2)});
+    }
+    for (const char* split : {"train", "test"}) {
+      fs::create_directories(root + "/" + split);
+      tar_fixtures::write_tar(root + "/" + split + "/videos.tar", members);
+    }
     return root;
   }
 
@@ -409,6 +429,45 @@ TEST_F(VideoTrainingTest, UniformClipIndicesAreTorchvisionsUniformClipSamplers) 
     for (size_t v = 0; v < lengths.size(); ++v)
       EXPECT_EQ(video::uniform_clip_indices(lengths[v], ks[k]), (*expected)[k * lengths.size() + v])
           << lengths[v] << " clips, " << ks[k] << " a video";
+}
+
+// The videos as WebDataset tars: --clips-per-video 2 gives each video 2 samples through the
+// "per_record" order, the folder's clips byte for byte (the same positions, each clip drawing
+// from the same stream: sample r K + k), 4 videos x 2 / 2 = 4 batches; evaluation's
+// --eval-clips-per-video 5 gives the folder's uniform clips, each video's in order.
+TEST_F(VideoTrainingTest, ATarOfTheVideosGivesTheFoldersClipsByteForByte) {
+  TrainerOptions folder = options(0);
+  folder.clips_per_video = 2;
+  folder.data_dir = split_dir();
+  TrainerOptions tar = folder;
+  tar.data_dir = tar_split_dir();
+  const Epoch expected = first_epoch(folder);
+  const Epoch got = first_epoch(tar);
+  ASSERT_EQ(got.inputs.size(), 4u);
+  ASSERT_EQ(expected.inputs.size(), 4u);
+  for (size_t b = 0; b < got.inputs.size(); ++b) {
+    EXPECT_TRUE(got.frames[b].equal(expected.frames[b])) << "batch " << b;
+    EXPECT_TRUE(got.inputs[b].equal(expected.inputs[b])) << "batch " << b;
+    EXPECT_TRUE(got.labels[b].equal(expected.labels[b])) << "batch " << b;
+  }
+
+  folder.eval = tar.eval = true;
+  folder.eval_clips_per_video = tar.eval_clips_per_video = 5;
+  const std::unique_ptr<TrainingSetup> a = set_up_training(folder);
+  const std::unique_ptr<TrainingSetup> b = set_up_training(tar);
+  EXPECT_EQ(b->test_data->size() * b->test_per_record, 4u * 5);
+  std::vector<at::Tensor> folder_clips;
+  for (const Batch& batch : a->test_loader->epoch(0))
+    folder_clips.push_back(batch[kFrameIndicesField].clone());
+  size_t at = 0;
+  for (const Batch& batch : b->test_loader->epoch(0)) {
+    ASSERT_LT(at, folder_clips.size());
+    EXPECT_TRUE(batch[kFrameIndicesField].equal(folder_clips[at++]));
+  }
+  EXPECT_EQ(at, folder_clips.size());
+  const TrainResult result = Trainer(tar).run();
+  ASSERT_FALSE(result.epochs.empty());
+  EXPECT_TRUE(result.epochs.back().test_video_accuracy.has_value());
 }
 
 // --eval-clips-per-video 5: evaluation's samples are each video's 5 clips, in order, at

@@ -4,6 +4,7 @@
 
 #include "stoker/store/import/image_table_rows.h"
 #include "stoker/store/record_encoder.h"
+#include "stoker/video/clips_per_video.h"
 
 namespace stoker {
 
@@ -17,6 +18,8 @@ int video_field(const Schema& schema) {
   const int f = schema.find("video");
   return f >= 0 && schema.fields()[f].dtype == DType::kBytes ? f : -1;
 }
+
+std::string clips_per_video_parts(int64_t k) { return video::ClipsPerVideo{k}.text(); }
 
 std::vector<uint8_t> encode_video_record(const Schema& schema, ByteSpan video, int64_t label) {
   RecordEncoder encoder(schema);

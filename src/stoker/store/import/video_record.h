@@ -33,6 +33,10 @@ Schema video_record_schema();
 // or one written with it), or -1.
 int video_field(const Schema& schema);
 
+// Manifest::sample_parts (SourceContext::sample_parts) for each video giving `k` samples where
+// its records are not its clips (the "per_record" order's): video/clips_per_video.h's text.
+std::string clips_per_video_parts(int64_t k);
+
 // The record of `video` (at most kMaxVideoFileBytes) and `label` in video_record_schema().
 std::vector<uint8_t> encode_video_record(const Schema& schema, ByteSpan video, int64_t label);
 
