@@ -54,10 +54,13 @@ def served(folder, nginx_server):
 
 
 def loader(source, cache, on_error="raise", **options):
-    """`options`: DecodeClip's (its sampling range) and the Loader's (cache_gb)."""
+    """`options`: DecodeClip's (its sampling range) and the Loader's (cache_gb). The clip is
+    each epoch's same one (regular indices), so that what a loader reads ahead of the next epoch
+    it has read already: a read ahead cut short by the loader's end costs a later run nothing."""
     sampling = {k: options.pop(k) for k in list(options) if k.startswith("sampling_range")}
-    clip = stoker.transforms.DecodeClip(num_frames_per_clip=6, num_indices_between_frames=2,
-                                        resize=[40], crop=[32], **sampling)
+    clip = stoker.transforms.DecodeClip(sampler="regular", num_frames_per_clip=6,
+                                        num_indices_between_frames=2, resize=[40], crop=[32],
+                                        **sampling)
     return stoker.Loader(stoker.VideoFolder(source), batch_size=1, shuffle=False,
                          cache_dir=cache, on_error=on_error, transforms={"video": clip},
                          **options)
