@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include "cli/augment_option.h"
@@ -40,6 +41,16 @@ CLI::Validator model_name() {
       "", "model_name");
 }
 
+// The most clips decode_clip decodes in one sample (its num_clips' bound); none in a build
+// without video, which has no decode_clip.
+std::optional<int64_t> most_clips_a_sample() {
+  const Result<const OpSpec*> op = find_operation("decode_clip");
+  if (!op.is_ok()) return std::nullopt;
+  for (const ParamSpec& p : op.value()->params)
+    if (p.name == "num_clips" && p.max) return static_cast<int64_t>(*p.max);
+  return std::nullopt;
+}
+
 // Options that are each in range but contradict each other, named as the command line gives
 // them (the library's checks name its fields). Throws UsageError.
 void check_option_pairs(const TrainerOptions& o) {
@@ -56,6 +67,12 @@ void check_option_pairs(const TrainerOptions& o) {
     throw UsageError(
         fmt::format("--min-lr {} is above --lr {}: the {} schedule decays from --lr to --min-lr",
                     o.schedule.min_lr, opt.lr, to_string(kind)));
+  if (const std::optional<int64_t> most = most_clips_a_sample();
+      o.clips_together && most && o.clips_per_video > *most)
+    throw UsageError(fmt::format(
+        "--clips-per-video {} with --clips-together: at most {} clips are decoded together, a "
+        "sample per video (without --clips-together, each clip its own sample: up to 1024)",
+        o.clips_per_video, *most));
   const image::RandomResizedCropParams& crop = o.augment.crop;
   if (crop.ratio_min > crop.ratio_max)
     throw UsageError(fmt::format("--crop-ratio-min {} is above --crop-ratio-max {}", crop.ratio_min,

@@ -211,6 +211,11 @@ TEST_F(VideoCliTest, TrainAndDoctorRefuseWhatDoesNotFitClipsInOneLine) {
   const std::string video = "train --max-steps 1 --batch 1 --model video_cnn --data " + root;
   expect_one_line_error(stoker(video + " --mixup-alpha 0.2"),
                         root + ": a dataset of videos: --mixup-alpha does not apply to its clips");
+  // More clips than decode_clip decodes in a sample, named as the command line gives them.
+  const testing::RunResult together = stoker(video + " --clips-per-video 300 --clips-together");
+  expect_one_line_error(together, "--clips-per-video 300 with --clips-together: at most 256 ");
+  EXPECT_EQ(together.err.find("num_clips"), std::string::npos) << together.err;
+  EXPECT_EQ(together.exit_code, 2);  // a usage error
   expect_one_line_error(stoker("train --max-steps 1 --clips-per-video 2"),
                         "--clips-per-video, --eval-clips-per-video and --clips-together apply "
                         "to datasets of videos");

@@ -117,7 +117,25 @@ struct Attempt {
   uint64_t body_seen = 0;
   std::string error_body;
   Status sink_status;
+  std::string if_match;  // the If-Match this attempt sent ("" for none)
 };
+
+// Whether a response's ETag `answered` is the one If-Match sent, `sent`: equal once a weak
+// prefix and quotes are set aside (a server that ignores If-Match answers another object's).
+bool same_etag(std::string_view answered, std::string_view sent) {
+  const auto bare = [](std::string_view tag) {
+    if (tag.substr(0, 2) == "W/") tag.remove_prefix(2);
+    if (tag.size() >= 2 && tag.front() == '"' && tag.back() == '"')
+      tag = tag.substr(1, tag.size() - 2);
+    return tag;
+  };
+  return bare(answered) == bare(sent);
+}
+
+// Whether the attempt's successful response is of another version than its If-Match named.
+bool answered_another_version(const Attempt& a) {
+  return !a.if_match.empty() && !a.etag.empty() && !same_etag(a.etag, a.if_match);
+}
 
 bool success(long status) { return status >= 200 && status < 300; }
 
@@ -156,7 +174,8 @@ size_t on_body(char* data, size_t one, size_t count, void* user) {
         data, std::min(n, kErrorBodyLimit - std::min(kErrorBodyLimit, a.error_body.size())));
     return n;
   }
-  if (a.sink == nullptr) return n;  // a body that no one asked for (a PUT's, a DELETE's)
+  if (answered_another_version(a)) return 0;  // none of its bytes is the object's
+  if (a.sink == nullptr) return n;            // a body that no one asked for (a PUT's, a DELETE's)
   if (a.want_end == kUnknownEnd && a.size) a.want_end = *a.size;
   const uint64_t position = a.body_start + a.body_seen;
   a.body_seen += n;
@@ -277,6 +296,11 @@ class Transfer {
       const CURLcode code =
           attempt_once(state, first_etag, total > 0 ? started + total - policy.now() : 0);
       if (!state.sink_status.is_ok()) return state.sink_status;
+      if (success(state.status) && answered_another_version(state))
+        return corrupt(fmt::format(
+            "{}: the object changed on the server since its ETag was read (it answered ETag {} "
+            "to If-Match {})",
+            request_.redacted_url, state.etag, state.if_match));
       if (code == CURLE_ABORTED_BY_CALLBACK || cancelled(request_)) {
         return Status(StatusCode::kCancelled, request_.redacted_url + ": cancelled");
       }
@@ -366,6 +390,7 @@ class Transfer {
     const std::string if_match = !request_.if_match.empty()        ? request_.if_match
                                  : state.cursor > state.want_begin ? first_etag
                                                                    : "";
+    state.if_match = if_match;
     if (!if_match.empty()) headers.add("If-Match: " + if_match);
     if (!request_.if_none_match.empty()) headers.add("If-None-Match: " + request_.if_none_match);
     std::string range;

@@ -236,6 +236,38 @@ TEST_F(HttpClientTest, AnEtagThatNoLongerMatchesIsAChangeNotARetry) {
   EXPECT_TRUE(out.bytes.empty());
 }
 
+// A server that ignores If-Match (it answers a replaced object's bytes with its new ETag): the
+// ETag it answers with is checked, so that no byte of another version reaches the sink.
+TEST(HttpClient, AnEtagOtherThanIfMatchsIsAChangeEvenWhereTheServerIgnoresIt) {
+  testing::HostileHttpServer server([](const testing::HostileRequest&) {
+    return testing::HostileResponse{
+        testing::http_response("200 OK", "ETag: \"new\"\r\n", "the new bytes")};
+  });
+  for (const std::string sent : {"\"old\"", "W/\"old\""}) {
+    StringSink out;
+    HttpRequest request = request_for(server.url() + "/x");
+    request.if_match = sent;
+    Result<HttpResponse> response = client()->get(request, {}, out.sink());
+    ASSERT_FALSE(response.is_ok()) << sent;
+    EXPECT_EQ(response.status().code(), StatusCode::kCorrupt);
+    expect_one_line(response.status(),
+                    server.url() +
+                        "/x: the object changed on the server since its ETag was "
+                        "read (it answered ETag \"new\" to If-Match " +
+                        sent + ")");
+    EXPECT_TRUE(out.bytes.empty()) << out.bytes;
+  }
+  // The same ETag, or one that differs only by being weak or unquoted, is the object's.
+  for (const std::string sent : {"\"new\"", "W/\"new\"", "new"}) {
+    StringSink out;
+    HttpRequest request = request_for(server.url() + "/x");
+    request.if_match = sent;
+    Result<HttpResponse> response = client()->get(request, {}, out.sink());
+    ASSERT_TRUE(response.is_ok()) << sent << ": " << response.status().message();
+    EXPECT_EQ(out.bytes, "the new bytes");
+  }
+}
+
 TEST_F(HttpClientTest, AnUnchangedEtagAnswers304WithoutABody) {
   const std::string etag = client()->head(request_for(url("/shard.stk"))).value_or_throw().etag;
   StringSink out;

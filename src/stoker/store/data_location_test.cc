@@ -52,6 +52,12 @@ TEST(DataLocationTest, NeitherIsNamed) {
   Result<DataLocation> missing = locate_data(dir / "none");
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
   EXPECT_EQ(missing.status().message(), dir / "none" + ": no such dataset directory");
+  // A file is there, but is no dataset: said so, not that nothing is there.
+  std::ofstream(dir / "tokens.bin") << "ab";
+  Result<DataLocation> file = locate_data(dir / "tokens.bin");
+  EXPECT_EQ(file.status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(file.status().message(),
+            dir / "tokens.bin" + ": a file, not a dataset (a directory holding manifest.json)");
   fs::create_directories(dir / "empty/sub");
   EXPECT_EQ(locate_data(dir / "empty").status().message(),
             dir / "empty" +

@@ -64,6 +64,12 @@ bool header_describes_video(const AVFormatContext& format) {
   return false;
 }
 
+// The error for a video whose codec `id` this FFmpeg has no decoder for, naming it.
+Status no_decoder(const std::string& path, AVCodecID id) {
+  return unsupported(video_named(path) + ": no decoder in this FFmpeg for its video codec " +
+                     avcodec_get_name(id));
+}
+
 // Opens `format` (allocated, its I/O set where the video is in memory) as file.path and finds
 // its video stream.
 Result<VideoFile> open_format(VideoFile file, AVFormatContext* format) {
@@ -85,8 +91,11 @@ Result<VideoFile> open_format(VideoFile file, AVFormatContext* format) {
   if (rc < 0)
     return corrupt(video_named(path) + ": no stream information (" + av_error_text(rc) + ")");
   rc = av_find_best_stream(format, AVMEDIA_TYPE_VIDEO, -1, -1, &file.codec, 0);
-  if (rc == AVERROR_DECODER_NOT_FOUND)
-    return unsupported(video_named(path) + ": no decoder in this FFmpeg for its video codec");
+  if (rc == AVERROR_DECODER_NOT_FOUND) {
+    const int stream = av_find_best_stream(format, AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
+    return no_decoder(path,
+                      stream >= 0 ? format->streams[stream]->codecpar->codec_id : AV_CODEC_ID_NONE);
+  }
   if (rc < 0) return corrupt(video_named(path) + ": no video stream");
   file.stream_index = rc;
   return file;
@@ -167,8 +176,7 @@ Result<VideoFile> open_known_video_bytes(std::unique_ptr<VideoBytes> bytes,
   if (avcodec_parameters_copy(parameters, known.parameters.get()) < 0)
     return io_error(video_named(name) + ": out of memory for its stream's parameters");
   file.codec = avcodec_find_decoder(parameters->codec_id);
-  if (file.codec == nullptr)
-    return unsupported(video_named(name) + ": no decoder in this FFmpeg for its video codec");
+  if (file.codec == nullptr) return no_decoder(name, parameters->codec_id);
   return file;
 }
 

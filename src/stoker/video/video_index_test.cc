@@ -123,7 +123,7 @@ TEST(VideoIndex, BadFilesAreOneLineErrorsNamingThem) {
 }
 
 // The FFmpeg linked in (scripts/build_ffmpeg.sh's) decodes the set's codecs and no others: a
-// VP8 WebM, which Debian's ffmpeg encodes, is a one-line error naming the file and saying why.
+// VP8 WebM, which Debian's ffmpeg encodes, is a one-line error naming the file and its codec.
 TEST(VideoIndex, ACodecThisFFmpegLacksIsUnsupported) {
   if (avcodec_find_decoder(AV_CODEC_ID_VP8) != nullptr)
     GTEST_SKIP() << "this FFmpeg decodes VP8 (the system's, not scripts/build_ffmpeg.sh's)";
@@ -138,7 +138,7 @@ TEST(VideoIndex, ACodecThisFFmpegLacksIsUnsupported) {
   ASSERT_FALSE(index.is_ok());
   EXPECT_EQ(index.status().code(), StatusCode::kUnsupported);
   EXPECT_EQ(index.status().message(),
-            "video " + path + ": no decoder in this FFmpeg for its video codec");
+            "video " + path + ": no decoder in this FFmpeg for its video codec vp8");
 }
 
 // Bytes in memory, counting those read.

@@ -15,6 +15,7 @@
 #include <numeric>
 
 #include "stoker/pipeline/order_registry.h"
+#include "stoker/util/machine.h"
 #include "stoker/util/permutation.h"
 #include "stoker/util/rng.h"
 
@@ -225,7 +226,10 @@ Result<std::shared_ptr<const GlobalOrder>> make_mixture(const OrderInput& input,
   // The epoch: as given, or until the first source is spent (each part's records over its
   // first share, the least), or every source (the most).
   int64_t n = params.integer("samples_per_epoch");
+  const char* why = "samples_per_epoch";
   if (n == 0) {
+    why = params.choice("until") == "first" ? "until=first, by the weights"
+                                            : "until=all, by the weights";
     const bool first = params.choice("until") == "first";
     double bound = first ? INFINITY : 0;
     for (size_t p = 0; p < sizes.size(); ++p) {
@@ -236,6 +240,17 @@ Result<std::shared_ptr<const GlobalOrder>> make_mixture(const OrderInput& input,
       return invalid_argument("order 'mixture': an epoch of more than 2^40 samples");
     n = std::max<int64_t>(1, static_cast<int64_t>(bound));
   }
+  // Each epoch's order is made whole: the order and interleave()'s three vectors, 8 bytes a
+  // sample each. One over half the machine's memory would fail to allocate or be killed.
+  const double order_bytes = 32.0 * static_cast<double>(n);
+  const double memory = static_cast<double>(machine_memory_bytes());
+  if (memory > 0 && order_bytes > memory / 2)
+    return invalid_argument(fmt::format(
+        "order 'mixture': an epoch of {} samples ({}) takes {:.1f} GB of memory to order, more "
+        "than half of this machine's {:.1f} GB: give {}",
+        n, why, order_bytes / 1e9, memory / 1e9,
+        params.integer("samples_per_epoch") > 0 ? "a smaller samples_per_epoch"
+                                                : "samples_per_epoch, or weights less uneven"));
   return std::shared_ptr<const GlobalOrder>(std::make_shared<Mixture>(
       std::move(sizes), n, std::move(starts), std::move(shares), input.seed, input.shuffle));
 }

@@ -252,5 +252,35 @@ TEST(MixtureOrder, WeightsThatDoNotFitTheSourcesAreOneLine) {
             "order 'mixture': share_of=tokens, but source 0 is not a token source");
 }
 
+// An epoch's order is made whole (32 bytes a sample at most while it is made): one that would
+// not fit in memory is refused when the order is made, naming what made it so long, not left
+// to fail allocating (std::bad_alloc) or be killed for memory at the epoch's start.
+TEST(MixtureOrder, AnEpochTooLongToOrderInMemoryIsOneLine) {
+  const auto refused = [](std::vector<std::pair<std::string, ParamValue>> given) {
+    return make_order("mixture", parts_of({1000, 1000}), given).status().message();
+  };
+  const std::string given =
+      refused({{"weights", std::vector<double>{1, 1}}, {"samples_per_epoch", int64_t{1} << 40}});
+  EXPECT_EQ(given.rfind("order 'mixture': an epoch of 1099511627776 samples (samples_per_epoch) "
+                        "takes ",
+                        0),
+            0u)
+      << given;
+  EXPECT_NE(given.find("of memory"), std::string::npos) << given;
+  EXPECT_EQ(given.find('\n'), std::string::npos);
+  // Weights this uneven make the epoch until every source is spent about 10^12 samples long.
+  const std::string uneven =
+      refused({{"weights", std::vector<double>{1, 1e-9}}, {"until", std::string("all")}});
+  EXPECT_EQ(uneven.rfind("order 'mixture': an epoch of 1000000001001 samples (until=all, by the "
+                         "weights) takes ",
+                         0),
+            0u)
+      << uneven;
+  EXPECT_TRUE(
+      make_order("mixture", parts_of({1000, 1000}),
+                 {{"weights", std::vector<double>{1, 1}}, {"samples_per_epoch", int64_t{1} << 20}})
+          .is_ok());
+}
+
 }  // namespace
 }  // namespace stoker

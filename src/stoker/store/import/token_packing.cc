@@ -1,6 +1,7 @@
 #include "stoker/store/import/token_packing.h"
 
 #include <algorithm>
+#include <set>
 #include <utility>
 
 #include "stoker/util/checksum.h"
@@ -8,32 +9,84 @@
 namespace stoker {
 namespace {
 
-// The open rows of a plan being made: each one's pieces and free room.
-struct OpenRows {
-  std::vector<std::vector<PackedPiece>> pieces;
-  std::vector<uint64_t> room;
+// The open rows of a plan being made: each one's pieces and free room, and the room indexed so
+// that a piece's row is found in O(log rows): first-fit descends a tree of the rows' largest
+// room (`most`: node n's children 2n and 2n + 1, row r the leaf leaves + r; a row not open has
+// none), best-fit looks up the least room that holds it in `by_room` (rows with room, by room
+// then row).
+class OpenRows {
+ public:
+  explicit OpenRows(TokenPacking how) : how_(how) {}
 
-  // The open row `how` puts a piece of `count` tokens into, or -1 where none has room.
-  int64_t choose(uint64_t count, TokenPacking how) const {
-    int64_t chosen = -1;
-    for (size_t r = 0; r < room.size(); ++r) {
-      if (room[r] < count) continue;
-      if (how == TokenPacking::kFirstFit) return static_cast<int64_t>(r);
-      if (chosen < 0 || room[r] < room[static_cast<size_t>(chosen)])
-        chosen = static_cast<int64_t>(r);
+  size_t size() const { return room_.size(); }
+
+  // The open row `how` puts a piece of `count` tokens (at least 1) into, or -1 where none has
+  // room.
+  int64_t choose(uint64_t count) const {
+    if (how_ == TokenPacking::kBestFit) {
+      const auto found = by_room_.lower_bound({count, size_t{0}});
+      return found == by_room_.end() ? -1 : static_cast<int64_t>(found->second);
     }
-    return chosen;
+    if (most_.empty() || most_[1] < count) return -1;
+    size_t n = 1;
+    while (n < leaves_) n = most_[2 * n] >= count ? 2 * n : 2 * n + 1;
+    return static_cast<int64_t>(n - leaves_);
+  }
+
+  // Opens a row of `room` tokens; its index.
+  size_t open(uint64_t room) {
+    pieces_.emplace_back();
+    room_.push_back(0);
+    if (how_ == TokenPacking::kFirstFit && room_.size() > leaves_) grow();
+    set_room(room_.size() - 1, room);
+    return room_.size() - 1;
+  }
+
+  void add(size_t row, const PackedPiece& piece) {
+    pieces_[row].push_back(piece);
+    set_room(row, room_[row] - piece.count);
   }
 
   // Closes every open row into `plan`, in order.
   void close(PackingPlan& plan) {
-    for (const std::vector<PackedPiece>& row : pieces) {
+    for (const std::vector<PackedPiece>& row : pieces_) {
       plan.pieces.insert(plan.pieces.end(), row.begin(), row.end());
       plan.row_starts.push_back(plan.pieces.size());
     }
-    pieces.clear();
-    room.clear();
+    pieces_.clear();
+    room_.clear();
+    by_room_.clear();
+    std::fill(most_.begin(), most_.end(), 0);
   }
+
+ private:
+  void set_room(size_t row, uint64_t room) {
+    if (how_ == TokenPacking::kBestFit) {
+      if (room_[row] > 0) by_room_.erase({room_[row], row});
+      if (room > 0) by_room_.insert({room, row});
+      room_[row] = room;
+      return;
+    }
+    room_[row] = room;
+    size_t n = leaves_ + row;
+    most_[n] = room;
+    for (n /= 2; n >= 1; n /= 2) most_[n] = std::max(most_[2 * n], most_[2 * n + 1]);
+  }
+
+  // Twice the leaves (at least one), the tree made again from the rows' room.
+  void grow() {
+    leaves_ = std::max<size_t>(1, 2 * leaves_);
+    most_.assign(2 * leaves_, 0);
+    for (size_t r = 0; r < room_.size(); ++r) most_[leaves_ + r] = room_[r];
+    for (size_t n = leaves_ - 1; n >= 1; --n) most_[n] = std::max(most_[2 * n], most_[2 * n + 1]);
+  }
+
+  TokenPacking how_;
+  std::vector<std::vector<PackedPiece>> pieces_;
+  std::vector<uint64_t> room_;
+  size_t leaves_ = 0;
+  std::vector<uint64_t> most_;
+  std::set<std::pair<uint64_t, size_t>> by_room_;
 };
 
 }  // namespace
@@ -41,17 +94,14 @@ struct OpenRows {
 PackingPlan pack_documents(const std::vector<uint64_t>& starts, uint64_t tokens, uint64_t seq_len,
                            uint64_t bins, TokenPacking how) {
   PackingPlan plan;
-  OpenRows open;
+  OpenRows open(how);
   const auto place = [&](const PackedPiece& piece) {
-    int64_t row = open.choose(piece.count, how);
+    int64_t row = open.choose(piece.count);
     if (row < 0) {
-      if (open.room.size() == bins) open.close(plan);
-      open.pieces.emplace_back();
-      open.room.push_back(seq_len);
-      row = static_cast<int64_t>(open.room.size() - 1);
+      if (open.size() == bins) open.close(plan);
+      row = static_cast<int64_t>(open.open(seq_len));
     }
-    open.pieces[static_cast<size_t>(row)].push_back(piece);
-    open.room[static_cast<size_t>(row)] -= piece.count;
+    open.add(static_cast<size_t>(row), piece);
   };
   auto next = std::upper_bound(starts.begin(), starts.end(), uint64_t{0});
   for (uint64_t begin = 0; begin < tokens;) {

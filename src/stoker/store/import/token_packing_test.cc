@@ -84,6 +84,72 @@ TEST(PackDocuments, EveryTokenIsInOneWholePieceOfARowThatHoldsIt) {
   }
 }
 
+// The rules as stated, row by row: each piece to the first open row with room (first-fit), or
+// the open row left with the least room, the first such (best-fit); else a new row, every open
+// one closed first where `bins` are open. The plan must be this one, however it is found.
+Rows stated_rules(const std::vector<uint64_t>& lengths, uint64_t seq_len, uint64_t bins,
+                  TokenPacking how) {
+  Rows done, open;
+  std::vector<uint64_t> room;
+  uint64_t at = 0;
+  for (uint64_t n : lengths) {
+    for (uint64_t first = at; first < at + n; first += seq_len) {
+      const auto count = static_cast<uint32_t>(std::min(seq_len, at + n - first));
+      size_t row = room.size();
+      for (size_t r = 0; r < room.size(); ++r)
+        if (room[r] >= count && (row == room.size() || how == TokenPacking::kBestFit) &&
+            (row == room.size() || room[r] < room[row]))
+          row = r;
+      if (row == room.size()) {
+        if (room.size() == bins) {
+          done.insert(done.end(), open.begin(), open.end());
+          open.clear();
+          room.clear();
+          row = 0;
+        }
+        open.emplace_back();
+        room.push_back(seq_len);
+      }
+      open[row].emplace_back(first, count);
+      room[row] -= count;
+    }
+    at += n;
+  }
+  done.insert(done.end(), open.begin(), open.end());
+  return done;
+}
+
+TEST(PackDocuments, ThePlanIsTheRulesOneOverRandomDocuments) {
+  std::mt19937_64 random(11);
+  for (uint64_t seq_len : {1, 5, 16}) {
+    for (uint64_t bins : {1, 3, 64, 1000}) {
+      for (TokenPacking how : {TokenPacking::kFirstFit, TokenPacking::kBestFit}) {
+        std::vector<uint64_t> lengths(300);
+        for (uint64_t& n : lengths) n = 1 + random() % (2 * seq_len + 1);
+        const std::vector<uint64_t> starts = starts_of(lengths);
+        EXPECT_EQ(rows_of(pack_documents(starts, starts.back(), seq_len, bins, how)),
+                  stated_rules(lengths, seq_len, bins, how))
+            << seq_len << " " << bins << " " << static_cast<int>(how);
+      }
+    }
+  }
+}
+
+// Many open rows and many pieces: a piece's row is found without looking at every open row
+// (each placement was O(bins): 2^16 rows and 4 million pieces took minutes, Ctrl-C unheard).
+TEST(PackDocuments, ManyOpenRowsPlanInTimeLinearInThePieces) {
+  const uint64_t pieces = uint64_t{1} << 22, seq_len = 4;
+  std::vector<uint64_t> lengths(pieces / 2);
+  for (size_t i = 0; i < lengths.size(); ++i) lengths[i] = i % 2 ? 3 : 5;  // 3; then 4 + 1
+  const std::vector<uint64_t> starts = starts_of(lengths);
+  for (TokenPacking how : {TokenPacking::kFirstFit, TokenPacking::kBestFit}) {
+    const PackingPlan plan = pack_documents(starts, starts.back(), seq_len, 65536, how);
+    uint64_t tokens = 0;
+    for (const PackedPiece& piece : plan.pieces) tokens += piece.count;
+    EXPECT_EQ(tokens, starts.back());
+  }
+}
+
 TEST(PackedRows, WritesARowsFieldsFromItsPiecesAndPadding) {
   // Tokens 10..20 (uint16) in documents [0, 3), [3, 8) and [8, 11): the plan above, row 0 =
   // tokens 0..2 and 7, row 1 = 3..6 (its document goes on), row 2 = 8..10 and padding.

@@ -11,6 +11,7 @@
 #include "stoker/store/import/megatron_index.h"
 #include "stoker/store/import/npy_header.h"
 #include "stoker/util/mapped_read_guard.h"
+#include "stoker/util/regular_file.h"
 
 namespace stoker {
 namespace {
@@ -34,6 +35,22 @@ std::string megatron_prefix(const std::string& path) {
     return "";
   }
   return is_regular(prefix + ".bin") && is_regular(prefix + ".idx") ? prefix : "";
+}
+
+// Why `path` names no token file: the first of it, PREFIX.bin and PREFIX.idx that is there but
+// is no regular file, said by RegularFile (without opening it); else not found.
+Status no_token_file(const std::string& path) {
+  const std::string prefix =
+      has_suffix(path, ".bin") || has_suffix(path, ".idx") ? path.substr(0, path.size() - 4) : path;
+  for (const std::string& name : {path, prefix + ".bin", prefix + ".idx"}) {
+    std::error_code error;
+    if (std::filesystem::exists(name, error) && !is_regular(name))
+      return RegularFile::open(name).status();
+  }
+  return not_found(
+      fmt::format("{}: no such token file (a nanoGPT .bin, a .npy, or Megatron-LM's "
+                  "PREFIX.bin with PREFIX.idx)",
+                  path));
 }
 
 // The first (up to) `n` bytes of the file at `path`; "" where it cannot be read.
@@ -76,10 +93,7 @@ Result<std::shared_ptr<TokenSource>> TokenSource::open(const std::string& path,
   if (!prefix.empty()) {
     names = {prefix + ".bin", prefix + ".idx"};
   } else if (!is_regular(path)) {
-    return not_found(
-        fmt::format("{}: no such token file (a nanoGPT .bin, a .npy, or Megatron-LM's "
-                    "PREFIX.bin with PREFIX.idx)",
-                    path));
+    return no_token_file(path);
   }
   source->files_ = local_files(names);
   STOKER_ASSIGN_OR_RETURN(OpenFile data, source->files_->open(0, nullptr));

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cstring>
 #include <filesystem>
@@ -194,6 +195,15 @@ TEST(TokenSource, BadFilesAndParametersAreOneLineErrors) {
   EXPECT_EQ(open_error(tmp / "short.bin", 0),
             tmp / "short.bin" + ": seq_len 0, not in [1, 4194304]");
   EXPECT_EQ(open_error(tmp / "missing.bin").rfind(tmp / "missing.bin: no such token file", 0), 0u);
+  // A path that names something other than a file says what it names (never read: a FIFO
+  // would block), as does PREFIX.bin beside its .idx.
+  ASSERT_EQ(::mkfifo((tmp / "pipe.bin").c_str(), 0600), 0);
+  EXPECT_EQ(open_error(tmp / "pipe.bin"), tmp / "pipe.bin: not a regular file (a FIFO)");
+  std::filesystem::create_directory(tmp / "folder.npy");
+  EXPECT_EQ(open_error(tmp / "folder.npy"), tmp / "folder.npy: not a regular file (a directory)");
+  std::filesystem::create_directory(tmp / "docs.bin");
+  write_bytes(tmp / "docs.idx", "MMIDIDX");
+  EXPECT_EQ(open_error(tmp / "docs"), tmp / "docs.bin: not a regular file (a directory)");
   EXPECT_FALSE(TokenSource::recognises(tmp / "short.bin"));  // a headerless .bin: only by name
 }
 
