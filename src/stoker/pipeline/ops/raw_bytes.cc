@@ -1,7 +1,8 @@
 // raw_bytes: a bytes field delivered as stored, a variable-length uint8 [N] (a caption, encoded
 // bytes), N at most max_length (transform.h, copy_variable_field); a dataset's video field
 // (named "video": store/import/video_record.h's video_field, a layer this one does not see),
-// which a remote video folder's records fill with references, its video's whole bytes (video_field_copy.h; where the video layer is built).
+// which a remote video folder's records fill with references, its video's whole bytes
+// (video_field_copy.h; where the video layer is built).
 #include <fmt/format.h>
 
 #include "stoker/pipeline/op_registry.h"
