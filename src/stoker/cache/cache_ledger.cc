@@ -218,8 +218,9 @@ bool CacheLedger::holds() const {
 Status CacheLedger::sync() {
   const int fd = ::open(ledger_path().c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    if (errno == ENOENT) return rebuild();
-    return io_error(ledger_path() + ": " + std::strerror(errno));
+    if (errno != ENOENT) return io_error(ledger_path() + ": " + std::strerror(errno));
+    rebuild();
+    return Status::ok();
   }
   std::string text;
   struct stat st;
@@ -249,13 +250,16 @@ Status CacheLedger::sync() {
     }
   }
   ::close(fd);
-  if (!readable || !apply(text)) return rebuild();
+  if (!readable || !apply(text)) {
+    rebuild();
+    return Status::ok();
+  }
   offset_ += text.size();
-  if (!holds()) return rebuild();
+  if (!holds()) rebuild();
   return Status::ok();
 }
 
-Status CacheLedger::rebuild() {
+void CacheLedger::rebuild() {
   clear();
   for (const std::string& d : cache_dataset_dirs(dir_)) {
     struct stat folder;
@@ -266,7 +270,9 @@ Status CacheLedger::rebuild() {
       if (::lstat(f.path.c_str(), &st) == 0) put(relative(f.path), {f.bytes, mtime_of(st)});
     }
   }
-  return write_whole();
+  // The copy is the listing's either way; a file that cannot be written (a full disk) is
+  // removed, so that each sync lists the cache again until one can (as before the ledger).
+  if (!write_whole().is_ok()) ::unlink(ledger_path().c_str());
 }
 
 Status CacheLedger::write_whole() {

@@ -60,8 +60,9 @@ class CacheLedger {
 
   // Brings the copy up to date with the file, or rebuilds both (above).
   Status sync();
-  // Rebuilds the copy and the file by a full scan.
-  Status rebuild();
+  // Rebuilds the copy and the file by a full scan; a file that cannot be written (a full disk)
+  // is removed instead, and each sync scans until one can.
+  void rebuild();
 
   uint64_t bytes() const { return bytes_; }
   size_t files() const { return entries_.size(); }

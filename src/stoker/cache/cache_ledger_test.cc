@@ -118,6 +118,24 @@ TEST(CacheLedgerTest, TwoCachesAdmittingInTurnKeepTheBudget) {
   EXPECT_EQ(second->usage().bytes, kBudget);
 }
 
+// A ledger that cannot be written (as on a full disk; here its temporary's name is taken by a
+// folder): no ledger file is left, each admission counts the disk by a listing instead, and the
+// budget holds; once it can be written, it is again.
+TEST(CacheLedgerTest, ALedgerThatCannotBeWrittenIsAbsentAndTheBudgetHolds) {
+  testing::TempDir dir;
+  auto cache = ShardCache::open(dir.path(), kBudget).value_or_throw();
+  ASSERT_TRUE(admit_within_budget(*cache, 0, 0, 3));
+  fs::remove(dir.path() + "/cache.ledger");
+  fs::create_directory(dir.path() + "/cache.ledger.tmp");
+  ASSERT_TRUE(admit_within_budget(*cache, 1, 0, kHeld + 2));
+  EXPECT_FALSE(fs::exists(dir.path() + "/cache.ledger"));
+  EXPECT_EQ(cache->usage().bytes, bytes_on_disk(dir.path()));
+  EXPECT_EQ(bytes_on_disk(dir.path()), kBudget);
+  fs::remove(dir.path() + "/cache.ledger.tmp");
+  ASSERT_TRUE(admit_within_budget(*cache, 2, 0, 2));
+  EXPECT_TRUE(fs::exists(dir.path() + "/cache.ledger"));
+}
+
 // A full cache, its ledger then made to disagree with the disk by `disagree`: the next
 // admissions rebuild it and keep the budget, counting what the disk holds.
 void disagreeing_ledger_is_rebuilt(const std::function<void(const std::string& dir)>& disagree) {

@@ -330,7 +330,7 @@ Status DatasetCache::make_room(int shard, const EvictionAdvice& advice, bool dis
   // Once more after a rebuild of the ledger: a file removed by hand never costs room.
   for (bool rebuilt = false; !fits(); rebuilt = true) {
     if (rebuilt) {
-      STOKER_RETURN_IF_ERROR(ledger.rebuild());
+      ledger.rebuild();
       limit = budget();
       if (fits()) break;
     }
