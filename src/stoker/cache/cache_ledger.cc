@@ -24,10 +24,6 @@ constexpr const char* kHeaderStart = "stoker cache ledger 1 ";
 // A rewrite once the file holds more than twice the lines its files need, and this many.
 constexpr uint64_t kRewriteLines = 4096;
 
-int64_t mtime_of(const struct stat& st) {
-  return int64_t{st.st_mtim.tv_sec} * 1'000'000'000 + st.st_mtim.tv_nsec;
-}
-
 // The machine's boot, so that a ledger a crash may have cut short is not trusted after it.
 const std::string& boot_id() {
   static const std::string id = [] {
@@ -87,6 +83,10 @@ bool parse_number(const std::string& s, size_t& at, T& out) {
 }
 
 }  // namespace
+
+int64_t modified_ns(const struct stat& st) {
+  return int64_t{st.st_mtim.tv_sec} * 1'000'000'000 + st.st_mtim.tv_nsec;
+}
 
 bool is_cached_file_name(const std::string& name) {
   const size_t dot = name.rfind('.');
@@ -210,7 +210,7 @@ bool CacheLedger::holds() const {
   for (const std::string& d : cache_dataset_dirs(dir_)) {
     const auto folder = folders_.find(relative(d) + "/shards");
     if (::lstat((d + "/shards").c_str(), &st) != 0) continue;  // not made yet: nothing in it
-    if (folder == folders_.end() || folder->second != mtime_of(st)) return false;
+    if (folder == folders_.end() || folder->second != modified_ns(st)) return false;
   }
   return true;
 }
@@ -264,10 +264,10 @@ void CacheLedger::rebuild() {
   for (const std::string& d : cache_dataset_dirs(dir_)) {
     struct stat folder;
     if (::lstat((d + "/shards").c_str(), &folder) == 0)
-      folders_[relative(d) + "/shards"] = mtime_of(folder);
+      folders_[relative(d) + "/shards"] = modified_ns(folder);
     for (const CacheFile& f : list_cache_files(d + "/shards", is_cached_file_name)) {
       struct stat st;
-      if (::lstat(f.path.c_str(), &st) == 0) put(relative(f.path), {f.bytes, mtime_of(st)});
+      if (::lstat(f.path.c_str(), &st) == 0) put(relative(f.path), {f.bytes, modified_ns(st)});
     }
   }
   // The copy is the listing's either way; a file that cannot be written (a full disk) is
@@ -336,8 +336,8 @@ void CacheLedger::changed(const std::string& path) {
   const std::string folder = relative(path.substr(0, path.rfind('/')));
   struct stat st;
   if (::lstat((dir_ + "/" + folder).c_str(), &st) != 0) return;
-  folders_[folder] = mtime_of(st);
-  append('d', folder, Entry{0, mtime_of(st)});
+  folders_[folder] = modified_ns(st);
+  append('d', folder, Entry{0, modified_ns(st)});
 }
 
 std::vector<CacheFile> CacheLedger::files_of(const std::string& dataset_dir) const {
@@ -362,9 +362,9 @@ void CacheLedger::by_last_use(const std::function<bool(const CacheFile& file)>& 
       it = next;
       continue;
     }
-    if (mtime_of(st) != use) {  // used since: placed again by its last use
+    if (modified_ns(st) != use) {  // used since: placed again by its last use
       Entry entry = entries_.at(rel);
-      entry.last_use = mtime_of(st);
+      entry.last_use = modified_ns(st);
       by_use_.erase(it);
       entries_[rel] = entry;
       const auto placed = by_use_.emplace(entry.last_use, rel).first;

@@ -25,6 +25,8 @@
 //
 // Not thread-safe: used under cache.lock (and the ShardCache's mutex).
 
+#include <sys/stat.h>
+
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -36,6 +38,9 @@
 #include "stoker/util/status.h"
 
 namespace stoker {
+
+// A file's modification time in nanoseconds (what the ledger keeps as its last use).
+int64_t modified_ns(const struct stat& st);
 
 // The files of a cache as it names them, so that it counts and removes nothing else (a file put
 // there by hand stays): a shard's "<file>.<16 hex digits>" and a download's "<...>.part".

@@ -34,10 +34,6 @@ std::string marker_text(int layout = kShardCacheLayout) {
   return fmt::format("stoker shard cache\nlayout {}\n", layout);
 }
 
-int64_t mtime_of(const struct stat& st) {
-  return int64_t{st.st_mtim.tv_sec} * 1'000'000'000 + st.st_mtim.tv_nsec;
-}
-
 // "12.3 MB", or "4096 bytes" below 0.1 MB (a test's tiny shards).
 std::string megabytes(uint64_t bytes) {
   return bytes < 100'000 ? fmt::format("{} bytes", bytes) : fmt::format("{:.1f} MB", bytes / 1e6);
@@ -364,7 +360,7 @@ Status DatasetCache::make_room(int shard, const EvictionAdvice& advice, bool dis
       const int64_t next = advice.next_use ? advice.next_use(at->second) : ShardSchedule::kNever;
       Result<FileLock> probe = FileLock::acquire(f.path, LockMode::kExclusive, false, false);
       entries.push_back(
-          {f.bytes, next, mtime_of(st), !probe.is_ok(), next < advice.needed_soon_before});
+          {f.bytes, next, modified_ns(st), !probe.is_ok(), next < advice.needed_soon_before});
       candidates.push_back(f);
     }
     const int64_t incoming = advice.next_use ? advice.next_use(shard) : 0;
@@ -454,7 +450,7 @@ Result<CachedShard> DatasetCache::admit(int shard, const ShardDownload& download
   {
     // Into the ledger, then its name (a kill between the two leaves the ledger ahead: rebuilt).
     STOKER_ASSIGN_OR_RETURN(ShardCache::Locked locked, cache_->lock());
-    cache_->ledger_.add(path, info.bytes, mtime_of(st));
+    cache_->ledger_.add(path, info.bytes, modified_ns(st));
     if (::rename(part.c_str(), path.c_str()) != 0) {
       const int error = errno;
       cache_->ledger_.remove(path);

@@ -51,9 +51,9 @@ EpochPlan::EpochPlan(int64_t epoch, int64_t start, int64_t max_position, int64_t
       unpadded_(std::min(unpadded, static_cast<int64_t>(indices.size()))),
       indices_(std::make_shared<const std::vector<int64_t>>(std::move(indices))),
       repeats_(std::make_shared<const std::vector<int32_t>>(std::move(repeats))),
-      offsets_(std::make_shared<const std::vector<int64_t>>(std::move(offsets))),
       parts_(std::make_shared<const std::vector<int32_t>>(std::move(parts))),
-      per_record_(per_record) {}
+      per_record_(per_record),
+      offsets_(std::make_shared<const std::vector<int64_t>>(std::move(offsets))) {}
 
 namespace {
 
