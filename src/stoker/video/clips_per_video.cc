@@ -1,12 +1,8 @@
 #include "stoker/video/clips_per_video.h"
 
-#include <fmt/format.h>
-
 #include <cstdio>
 
 namespace stoker::video {
-
-std::string ClipsPerVideo::text() const { return fmt::format("clips_per_video({})", count); }
 
 std::optional<ClipsPerVideo> ClipsPerVideo::from_text(const std::string& text) {
   long long count = 0;

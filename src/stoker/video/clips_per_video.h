@@ -21,8 +21,9 @@ namespace stoker::video {
 struct ClipsPerVideo {
   int64_t count = 1;
 
-  // "clips_per_video(4)".
-  std::string text() const;
+  // "clips_per_video(4)". Inline: the sources name their parts with it in a build without the
+  // video layer too (store/import/video_record.h).
+  std::string text() const { return "clips_per_video(" + std::to_string(count) + ")"; }
   // The enumeration `text` names (text()'s form, count >= 1), or nullopt for any other text.
   static std::optional<ClipsPerVideo> from_text(const std::string& text);
 };
