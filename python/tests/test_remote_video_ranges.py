@@ -186,19 +186,29 @@ def test_two_processes_share_the_cache(folder, served, tmp_path):
     assert bytes_sent(served) == (0, 0)
 
 
-def test_a_file_changed_after_listing_is_one_line_naming_its_url(folder, served, tmp_path):
-    url = f"{served.url}/_index/videos/"  # sizes and ETags asked by HEAD
-    failing, skipping = loader(url, tmp_path / "cache"), loader(url, tmp_path / "cache", "skip")
+def change_long_in_place(served):
+    """a/long.mp4 on the server: the same size, other bytes and time (nginx's ETag, its time and
+    size, changes)."""
     path = served.root / "videos/a/long.mp4"
-    # The same size, other bytes and time: nginx's ETag (its time and size) changes.
     stat = path.stat()
     path.write_bytes(path.read_bytes()[::-1])
     os.utime(path, (stat.st_atime, stat.st_mtime + 10))
+
+
+def expect_changed(batches, url):
+    """Iterating `batches` raises one line naming a/long.mp4's URL, changed on the server."""
     with pytest.raises(stoker.Error) as raised:
-        list(failing)
+        list(batches)
     message = str(raised.value)
     assert message.startswith(f"{url}a/long.mp4: ") and "\n" not in message, message
     assert "changed on the server" in message, message
+
+
+def test_a_file_changed_after_listing_is_one_line_naming_its_url(folder, served, tmp_path):
+    url = f"{served.url}/_index/videos/"  # sizes and ETags asked by HEAD
+    failing, skipping = loader(url, tmp_path / "cache"), loader(url, tmp_path / "cache", "skip")
+    change_long_in_place(served)
+    expect_changed(failing, url)
     assert sum(len(batch["label"]) for batch in skipping) == 1
 
 
@@ -351,15 +361,6 @@ def test_a_video_above_max_length_is_one_line_naming_it(folder, served, tmp_path
 def test_the_bytes_of_a_file_changed_after_listing_are_one_line_naming_its_url(served,
                                                                                 tmp_path):
     url = f"{served.url}/_index/videos/"  # sizes and ETags asked by HEAD
-    listed = stoker.Loader(stoker.VideoFolder(url), batch_size=1, shuffle=False,
-                           cache_dir=tmp_path / "cache",
-                           transforms={"video": stoker.transforms.RawBytes(max_length=8 << 20)})
-    path = served.root / "videos/a/long.mp4"
-    stat = path.stat()
-    path.write_bytes(path.read_bytes()[::-1])
-    os.utime(path, (stat.st_atime, stat.st_mtime + 10))
-    with pytest.raises(stoker.Error) as raised:
-        list(listed)
-    message = str(raised.value)
-    assert message.startswith(f"{url}a/long.mp4: ") and "\n" not in message, message
-    assert "changed on the server" in message, message
+    listed = raw_loader(url, tmp_path / "cache")
+    change_long_in_place(served)
+    expect_changed(listed, url)
