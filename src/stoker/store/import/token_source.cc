@@ -313,8 +313,11 @@ Status TokenSource::bad_token(uint64_t token, const std::string& value,
                               const std::string& why) const {
   const std::string& name = files_->names()[0];
   const std::string what = fmt::format("token {} is {}, {}", token, value, why);
-  if (plan_ || manifest().records == 0) return corrupt(fmt::format("{}: {}", name, what));
-  const uint64_t sample = std::min(token / static_cast<uint64_t>(seq_len_), manifest().records - 1);
+  const auto length = static_cast<uint64_t>(seq_len_);
+  // A packed row's pieces are not in token order; the tail after the last label is in no sample.
+  if (plan_ || token > manifest().records * length)
+    return corrupt(fmt::format("{}: {}", name, what));
+  const uint64_t sample = std::min(token / length, manifest().records - 1);
   return corrupt(fmt::format("{}: sample {}: {}", name, sample, what));
 }
 
@@ -409,6 +412,47 @@ Result<std::vector<uint64_t>> TokenSource::positions_after(const OpenFile& data,
     for (uint32_t s : eos_document_starts(type, tokens, n, id)) after.push_back(first + s);
   }
   return after;
+}
+
+Result<TokenSummary> TokenSource::summarize() const {
+  TokenSummary summary{format_,
+                       token_type_name(layout_.type),
+                       layout_.tokens,
+                       {},
+                       manifest().records,
+                       seq_len_,
+                       plan_ != nullptr};
+  summary.vocab_size = vocab_size_;
+  STOKER_ASSIGN_OR_RETURN(OpenFile data, files_->open(0, nullptr));
+  const size_t item = token_type_size(layout_.type);
+  uint64_t ends = 0;
+  uint64_t after_last_end = 0;
+  // The largest and the end-of-document tokens of n tokens of `type` from token `first`.
+  const auto tally = [&](TokenType type, const uint8_t* tokens, uint64_t first, size_t n) {
+    summary.largest_id = std::max(summary.largest_id, largest_token(type, tokens, n));
+    if (eos_id_ < 0) return;
+    const std::vector<uint32_t> after =
+        eos_document_starts(type, tokens, n, static_cast<uint64_t>(eos_id_));
+    ends += after.size();
+    if (!after.empty()) after_last_end = first + after.back();
+  };
+  std::vector<int64_t> read;
+  for (uint64_t first = 0; first < layout_.tokens; first += kUnitTokens) {
+    const auto n = static_cast<size_t>(std::min<uint64_t>(kUnitTokens, layout_.tokens - first));
+    if (mapping_) {
+      const uint8_t* tokens = mapping_->data() + layout_.spans[0].offset + first * item;
+      STOKER_RETURN_IF_ERROR(
+          check_mapped(tokens, first, n, [&] { tally(layout_.type, tokens, first, n); }));
+    } else {
+      read.resize(n);
+      STOKER_RETURN_IF_ERROR(read_tokens(data, first, n, read.data()));
+      // Checked, so from 0 to 2^63 - 1: as uint64 they are the same.
+      tally(TokenType::kUint64, reinterpret_cast<const uint8_t*>(read.data()), first, n);
+    }
+  }
+  if (documents_ > 0) summary.documents = documents_;
+  if (eos_id_ >= 0) summary.documents = ends + (after_last_end < layout_.tokens ? 1 : 0);
+  return summary;
 }
 
 Result<std::vector<uint64_t>> TokenSource::array_document_starts(const OpenFile& data) const {

@@ -46,6 +46,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -93,6 +94,21 @@ struct TokenSourceOptions {
   int64_t vocab_size = -1;
 };
 
+// What `stoker inspect` and `verify` say of a token file (TokenSource::summarize).
+struct TokenSummary {
+  std::string format;  // "nanoGPT .bin", ".npy", "Megatron-LM indexed dataset"
+  std::string dtype;   // numpy's name: "uint16"
+  uint64_t tokens = 0;
+  // Megatron's index's, or with eos_id its end-of-document tokens plus an unended last one;
+  // nullopt where neither says.
+  std::optional<uint64_t> documents;
+  uint64_t samples = 0;  // or packed rows
+  int64_t seq_len = 0;
+  bool packed = false;
+  uint64_t largest_id = 0;
+  int64_t vocab_size = -1;  // TokenSourceOptions::vocab_size
+};
+
 class TokenSource : public UnitReadSource {
  public:
   // Tokens of a unit: its samples are those whose input_ids lie in about this many tokens.
@@ -113,6 +129,9 @@ class TokenSource : public UnitReadSource {
                       const Status& status) const override;
   // The samples' input_ids tokens (N x L), or, packed, the array's (each in one row).
   std::vector<int64_t> part_tokens() const override { return {tokens_}; }
+  // The file summed up, every token of the array read (the tail no sample holds too) and
+  // checked as a unit's read checks them: the first bad one's error (or a read's).
+  Result<TokenSummary> summarize() const;
 
  private:
   TokenSource() = default;
