@@ -13,11 +13,13 @@ with this one: the ratios say what a change did. Also --sources N: N files mixed
 stoker.Mixture (equal weights). --eos-id N: stoker's samples with their document boundaries
 (eos_id=N: position_ids, cu_seqlens "padded", labels masked at boundaries; a tree that has them).
 --packing first_fit|best_fit (with --eos-id): whole documents packed into padded rows, with
-segment_ids too; the tokens counted are the rows' own, not their padding.
+segment_ids too; the tokens counted are the rows' own, not their padding. --vocab-size N: also
+stoker with vocab_size=N (every id checked below it) in the same rounds, the two alternating in
+turn: the ratio is what the check costs.
 
   .venv/bin/python bench/token_throughput.py DIR [--mb 256] [--seq-len 2048] [--batch 8]
       [--workers 1] [--rounds 5] [--sources 1] [--baseline PYTHON_DIR] [--eos-id N]
-      [--packing first_fit]
+      [--packing first_fit] [--vocab-size 50257]
 DIR: where the token files are written (uint16, nanoGPT's .bin), kept between runs.
 """
 
@@ -62,7 +64,8 @@ def token_files(folder: str, mb: int, sources: int, doc_tokens: int = 0) -> list
     return paths
 
 
-def stoker_loader(paths, seq_len, batch, workers, seed, eos_id=None, packing=None):
+def stoker_loader(paths, seq_len, batch, workers, seed, eos_id=None, packing=None,
+                  vocab_size=None):
     """stoker.Loader of the token files `paths` (several: mixed by stoker.Mixture, equal
     weights), shuffled batches of int64 input_ids and labels (with eos_id: their boundaries'
     fields; with packing: segment_ids too, last)."""
@@ -76,6 +79,8 @@ def stoker_loader(paths, seq_len, batch, workers, seed, eos_id=None, packing=Non
     if packing:
         fields += ("segment_ids",)
         boundaries["packing"] = packing
+    if vocab_size is not None:
+        boundaries["vocab_size"] = vocab_size
     sources = [stoker.Tokens(p, seq_len=seq_len, **boundaries) for p in paths]
     data = sources[0] if len(sources) == 1 else stoker.Mixture(sources, until="all")
     return stoker.Loader(data, batch_size=batch, shuffle=True, order=stoker.Order(seed=seed),
@@ -83,10 +88,11 @@ def stoker_loader(paths, seq_len, batch, workers, seed, eos_id=None, packing=Non
                          batches=stoker.Batches(batch_format=fields, variable="padded"))
 
 
-def stoker_epochs(paths, seq_len, batch, workers, seed, eos_id, packing=None) -> tuple:
+def stoker_epochs(paths, seq_len, batch, workers, seed, eos_id, packing=None,
+                  vocab_size=None) -> tuple:
     """(tokens/s of epoch 0, of epoch 1) of a new stoker.Loader, and an epoch's tokens (packed:
     those of the rows' documents)."""
-    loader = stoker_loader(paths, seq_len, batch, workers, seed, eos_id, packing)
+    loader = stoker_loader(paths, seq_len, batch, workers, seed, eos_id, packing, vocab_size)
     rates = []
     for epoch in range(2):
         loader.set_epoch(epoch)
@@ -127,7 +133,7 @@ def memcpy_bytes_per_s(path, seq_len, batch) -> float:
     return best
 
 
-def stoker_round(python_dir, args, paths, seed) -> tuple:
+def stoker_round(python_dir, args, paths, seed, vocab_size=None) -> tuple:
     """stoker_epochs in a new process importing stoker from `python_dir`."""
     child = [sys.executable, os.path.abspath(__file__), args.dir, "--mb", str(args.mb),
              "--seq-len", str(args.seq_len), "--batch", str(args.batch), "--workers",
@@ -137,6 +143,8 @@ def stoker_round(python_dir, args, paths, seed) -> tuple:
         child += ["--eos-id", str(args.eos_id)]
     if args.packing:
         child += ["--packing", args.packing]
+    if vocab_size is not None:
+        child += ["--vocab-size", str(vocab_size)]
     run = subprocess.run(child, capture_output=True, text=True, check=True)
     rates, tokens = json.loads(run.stdout.splitlines()[-1])
     return tuple(rates), tokens
@@ -155,6 +163,8 @@ def main():
     parser.add_argument("--eos-id", type=int, help="stoker's samples with document boundaries")
     parser.add_argument("--packing", choices=["first_fit", "best_fit"],
                         help="stoker's rows of whole documents (with --eos-id)")
+    parser.add_argument("--vocab-size", type=int,
+                        help="also stoker with vocab_size, alternating: the check's cost")
     parser.add_argument("--child", help=argparse.SUPPRESS)  # a round's stoker, from this folder
     parser.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -163,17 +173,24 @@ def main():
     if args.child:
         sys.path.insert(0, args.child)
         print(json.dumps(stoker_epochs(paths, args.seq_len, args.batch, args.workers, args.seed,
-                                       args.eos_id, args.packing)))
+                                       args.eos_id, args.packing, args.vocab_size)))
         return
-    trees = {"stoker": HERE}
+    # Each run: its package folder and vocab_size; the other of a pair runs first every other round.
+    trees = {"stoker": (HERE, None)}
+    pair = None  # (new, old): the ratio new / old, round by round
     if args.baseline:
-        trees = {"baseline": os.path.abspath(args.baseline), "stoker": HERE}
+        pair = ("stoker", "baseline")
+        trees = {"baseline": (os.path.abspath(args.baseline), None), "stoker": (HERE, None)}
+    elif args.vocab_size is not None:
+        pair = ("vocab", "stoker")
+        trees = {"stoker": (HERE, None), "vocab": (HERE, args.vocab_size)}
     rates = {name: [] for tree in trees for name in (f"{tree} epoch 0", f"{tree} epoch 1")}
     rates["nanogpt"] = []
     rates["memcpy"] = []
     for round_ in range(args.rounds):
-        for tree, folder in trees.items():
-            (first, later), tokens = stoker_round(folder, args, paths, round_)
+        for tree in (list(trees) if round_ % 2 == 0 else list(trees)[::-1]):
+            folder, vocab_size = trees[tree]
+            (first, later), tokens = stoker_round(folder, args, paths, round_, vocab_size)
             rates[f"{tree} epoch 0"].append(first)
             rates[f"{tree} epoch 1"].append(later)
         batches = max(1, tokens // (args.seq_len * args.batch) // 4)  # a quarter epoch
@@ -186,7 +203,8 @@ def main():
     print(f"{args.mb} MB of uint16 tokens in {args.sources} file(s), seq_len {args.seq_len}, "
           f"batch {args.batch}, stoker workers {args.workers}, {args.rounds} rounds (medians)"
           + ("" if args.eos_id is None else f", boundaries of eos_id {args.eos_id}")
-          + (f", packed {args.packing}" if args.packing else ""))
+          + (f", packed {args.packing}" if args.packing else "")
+          + ("" if args.vocab_size is None else f", vocab: vocab_size={args.vocab_size}"))
     for name, rate in med.items():
         print(f"  {name:17s} {rate / 1e6:8.1f} M tokens/s")
     print(f"  (memcpy: {med['memcpy'] * BATCH_BYTES_PER_TOKEN / 1e9:.1f} GB/s of batch bytes, "
@@ -196,11 +214,12 @@ def main():
             rate = med[name]
             print(f"  {name} / nanogpt {rate / med['nanogpt']:.2f}x, "
                   f"/ memcpy {rate / med['memcpy']:.3f}")
-    if args.baseline:
+    if pair:
+        new, old = pair
         for epoch in (0, 1):
-            ratios = [new / old for new, old in zip(rates[f"stoker epoch {epoch}"],
-                                                    rates[f"baseline epoch {epoch}"])]
-            print(f"  epoch {epoch}: stoker / baseline, round by round: "
+            ratios = [a / b for a, b in zip(rates[f"{new} epoch {epoch}"],
+                                            rates[f"{old} epoch {epoch}"])]
+            print(f"  epoch {epoch}: {new} / {old}, round by round: "
                   + ", ".join(f"{r:.2f}x" for r in ratios)
                   + f" (median {statistics.median(ratios):.2f}x)")
 

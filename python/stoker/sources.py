@@ -330,7 +330,8 @@ class Tokens(_Source):
     split, as nanoGPT's ``get_batch``: sample ``i`` is ``input_ids`` = tokens ``[i*L, (i+1)*L)``
     and ``labels`` = tokens ``[i*L+1, (i+1)*L+1)``, int64 ``[L]`` for ``L = seq_len`` (1024 by
     default), ``(tokens - 1) // L`` samples, each token but the tail in one sample's input_ids
-    per epoch. A local file, mapped; a token id below 0 (or from 2^63) fails its batch.
+    per epoch. A local file, mapped; a token id below 0 (or from 2^63), or with ``vocab_size``
+    at or above it (checked once per unit read), fails its batch, under either ``on_error``.
 
     Document boundaries (docs/DATA.md#token-files): a document ends after each ``eos_id``
     token, or where a Megatron-LM ``.idx`` document index says; a sample's segments are its
@@ -358,7 +359,7 @@ class Tokens(_Source):
                  return_position_ids=False, return_cu_seqlens=False,
                  mask_boundary_labels=False, return_document_mask=False, packing="none",
                  packing_bins=64, pad_id=None, prompt_end_id=None, return_attention_mask=False,
-                 transforms=None):
+                 vocab_size=None, transforms=None):
         self.path = os.fsdecode(path)
         self.seq_len = int(seq_len)
         self.dtype = dtype
@@ -381,6 +382,11 @@ class Tokens(_Source):
         self.pad_id = self._token_id("pad_id", 0 if pad_id is None else pad_id)
         self.prompt_end_id = self._token_id("prompt_end_id", prompt_end_id)
         self.return_attention_mask = bool(return_attention_mask)
+        if vocab_size is not None and (isinstance(vocab_size, bool) or int(vocab_size) != vocab_size
+                                       or vocab_size < 1):
+            raise ValueError(f"Tokens({self.path!r}): vocab_size {vocab_size!r} is not a "
+                             f"vocabulary's size (an integer from 1)")
+        self.vocab_size = None if vocab_size is None else int(vocab_size)
         self.transforms = transforms
 
     def _token_id(self, name, value):
@@ -410,13 +416,14 @@ class Tokens(_Source):
                 "return_document_mask": self.return_document_mask, "packing": self.packing,
                 "packing_bins": self.packing_bins, "pad_id": self.pad_id,
                 "prompt_end_id": -1 if self.prompt_end_id is None else self.prompt_end_id,
-                "return_attention_mask": self.return_attention_mask}
+                "return_attention_mask": self.return_attention_mask,
+                "vocab_size": -1 if self.vocab_size is None else self.vocab_size}
 
     def __repr__(self):
         boundaries = "".join(f", {name}={getattr(self, name)!r}" for name in (
             "eos_id", "return_position_ids", "return_cu_seqlens", "mask_boundary_labels",
             "return_document_mask", "packing", "packing_bins", "pad_id", "prompt_end_id",
-            "return_attention_mask")
+            "return_attention_mask", "vocab_size")
             if getattr(self, name) not in (None, False, "none")
             and (self.packing != "none" or name not in ("packing_bins", "pad_id")))
         return (f"stoker.Tokens({self.path!r}, seq_len={self.seq_len}, dtype={self.dtype!r}"

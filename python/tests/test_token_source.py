@@ -208,3 +208,39 @@ def test_a_file_cut_short_under_a_running_loader_raises_naming_it(tmp_path, work
     assert run.returncode == 0, (run.returncode, run.stdout, run.stderr)
     line = run.stdout.splitlines()[0]
     assert line.startswith(f"raised: {path}: sample ") and "changed size" in line, run.stdout
+
+
+@pytest.mark.parametrize("on_error", ["raise", "skip"])
+def test_a_token_id_at_or_above_vocab_size_fails_its_batch_naming_it(tmp_path, on_error):
+    tokens = np.random.default_rng(4).integers(0, 50257, 40 * L + 1, dtype=np.uint16)
+    at = 23 * L + 5
+    tokens[at] = 50257
+    path = write_bin(tmp_path / "v.bin", tokens)
+    expected = f"sample 23: token {at} is 50257, not below vocab_size 50257"
+    for source in (stoker.Tokens(path, seq_len=L, vocab_size=50257),
+                   stoker.Tokens(path, seq_len=L, vocab_size=50257, eos_id=3,
+                                 packing="first_fit")):
+        with pytest.raises(stoker.Error) as error:
+            loaded(source, on_error=on_error)
+        message = one_line_error(error, path)
+        assert f"token {at} is 50257, not below vocab_size 50257" in message, message
+        if source.packing == "none":
+            assert expected in message, message
+    # The id just below, or no vocabulary: every sample read.
+    assert len(loaded(stoker.Tokens(path, seq_len=L, vocab_size=50258))) == 40
+    assert len(loaded(stoker.Tokens(path, seq_len=L))) == 40
+
+
+def test_id_parameters_at_or_above_vocab_size_are_refused_naming_them(tmp_path):
+    path = write_bin(tmp_path / "p.bin", random_tokens(4 * L + 1) % 100)
+    for name, options in (("eos_id", dict(eos_id=100, return_position_ids=True)),
+                          ("pad_id", dict(eos_id=3, packing="best_fit", pad_id=100)),
+                          ("prompt_end_id", dict(eos_id=3, packing="best_fit",
+                                                 prompt_end_id=120))):
+        with pytest.raises(ValueError) as error:
+            stoker.Loader(stoker.Tokens(path, seq_len=L, vocab_size=100, **options))
+        assert f"{name} {options[name]} is not below vocab_size 100" in one_line_error(error, path)
+    for bad in (0, -5, 2.5, True):
+        with pytest.raises(ValueError, match="vocab_size"):
+            stoker.Tokens(path, seq_len=L, vocab_size=bad)
+    assert "vocab_size=100" in repr(stoker.Tokens(path, vocab_size=100))

@@ -23,6 +23,7 @@
 #include "cli/loader_settings_options.h"
 #include "cli/output_checks.h"
 #include "cli/run_output_options.h"
+#include "cli/source_options.h"
 #include "cli/train_options.h"
 #include "cli/usage.h"
 #include "stoker/access/data_source.h"
@@ -72,6 +73,7 @@ std::vector<double> doubles(const std::vector<float>& values) {
 struct LoaderBenchOptions {
   std::string data;
   DataAccessOptions access;
+  SourceChoice source;  // --source, --param
   int64_t batch = 256;
   LoaderSettings loader;  // one worker per core by default
   int epochs = 2;
@@ -268,12 +270,11 @@ void run_loader_bench(const LoaderBenchOptions& o) {
     convert_default_data(data, nullptr);
   }
   // A folder of datasets: its train/ (what a training run reads).
-  const DataLocation where = remote::locate(data).value_or_throw();
+  const DataLocation where = locate_source(data, o.source);
   if (where.train.empty())
     throw Error(not_found(where.path + " holds no train/ dataset (it holds " +
                           describe_splits(where) + "): give one dataset, or a folder with train/"));
-  auto dataset =
-      remote::open_dataset(where.train, o.access, o.loader.shuffle_window).value_or_throw();
+  auto dataset = open_source(where.train, o.access, o.loader.shuffle_window, o.source);
   data = dataset->dir();
   const double rss_before_loader = rss_anon_bytes();
   LoaderOptions options;
@@ -405,6 +406,12 @@ void run_loader_bench(const LoaderBenchOptions& o) {
                       {"checksum", checksum}};
   if (!note.empty()) j["note"] = note;
   if (!o.augment.empty()) j["augment"] = o.augment;
+  // A token source: the tokens its samples hold (a packed row's, its padding left out).
+  const std::vector<int64_t> parts = dataset->source().part_tokens();
+  const double sample_tokens =
+      static_cast<double>(std::accumulate(parts.begin(), parts.end(), int64_t{0})) /
+      std::max<uint64_t>(1, dataset->size());
+  if (sample_tokens > 0) j["tokens_per_s"] = rate * sample_tokens;
   // Clips' frames (decode_clip): what decoding from keyframes costs per frame delivered.
   const int64_t frames_delivered = s.video_frames_delivered.load();
   if (frames_delivered > 0)
@@ -436,6 +443,9 @@ void run_loader_bench(const LoaderBenchOptions& o) {
   fmt::print(
       "loader     {:>12.0f} samples/s  {:>8.1f} MB/s  ({} samples, {} workers{}, {:.3f} s)\n", rate,
       rate * sample_bytes / 1e6, samples, workers, tuning ? " (auto)" : "", seconds);
+  if (sample_tokens > 0)
+    fmt::print("tokens     {:>12.0f} tokens/s   ({:.1f} tokens a sample)\n", rate * sample_tokens,
+               sample_tokens);
   fmt::print("bare loop  {:>12.0f} samples/s  (one thread, same work, no queue)\n", bare);
   fmt::print("ratio      {:>12.2f}\n", rate / bare);
   fmt::print(
@@ -478,6 +488,7 @@ void add_bench_command(CLI::App& app) {
                    "or http(s):// URL (default: Fashion-MNIST, converted if needed)")
       ->check(path_value("--data"));
   add_data_access_options(*loader, o->access);
+  add_source_options(*loader, o->source);
   add_whole_number(*loader, "--batch", o->batch, "Batch size", 1)->capture_default_str();
   add_loader_settings_options(
       *loader, o->loader,

@@ -3,6 +3,8 @@
 // (store/data_location.h). A dataset of videos (a field "video": a video folder) shows its
 // first N videos too: class, frames, rate, size, codec, duration, keyframes and file, each read
 // from the video's packets (nothing decoded); a video that cannot be read, its one-line error.
+// A token file (--source tokens, cli/source_options.h) shows its format, dtype, tokens,
+// documents, samples and largest id, every token read (store/import/token_source.h).
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -14,11 +16,13 @@
 
 #include "cli/commands.h"
 #include "cli/data_access_options.h"
+#include "cli/source_options.h"
 #include "cli/usage.h"
 #include "cli/video_records.h"
 #include "stoker/access/data_source.h"
 #include "stoker/store/dataset_summary.h"
 #include "stoker/store/import/fashion_mnist.h"
+#include "stoker/store/import/token_source.h"
 #include "stoker/store/import/video_record.h"
 #include "stoker/util/utf8.h"
 
@@ -89,6 +93,31 @@ void print_text(const DatasetSummary& s) {
   }
 }
 
+nlohmann::json token_json(const Dataset& dataset, const TokenSummary& s) {
+  nlohmann::json j = {
+      {"dir", dataset.dir()},  {"source", "tokens"},
+      {"format", s.format},    {"dtype", s.dtype},
+      {"tokens", s.tokens},    {"documents", nullptr},
+      {"samples", s.samples},  {"seq_len", s.seq_len},
+      {"packed", s.packed},    {"largest_id", s.largest_id},
+      {"vocab_size", nullptr}, {"schema", nlohmann::json::parse(dataset.schema().to_json())}};
+  if (s.documents) j["documents"] = *s.documents;
+  if (s.vocab_size > 0) j["vocab_size"] = s.vocab_size;
+  return j;
+}
+
+void print_tokens(const Dataset& dataset, const TokenSummary& s) {
+  fmt::print("tokens    {}\n", dataset.dir());
+  fmt::print("format    {}, {}\n", s.format, s.dtype);
+  fmt::print("tokens    {} (largest id {}{})\n", s.tokens, s.largest_id,
+             s.vocab_size > 0 ? fmt::format(", below vocab_size {}", s.vocab_size) : "");
+  fmt::print("documents {}\n", s.documents ? std::to_string(*s.documents)
+                                           : "not known (no eos_id, no Megatron-LM index)");
+  fmt::print("samples   {} {} of seq_len {}\n", s.samples, s.packed ? "packed rows" : "samples",
+             s.seq_len);
+  fmt::print("schema    {}\n", summarize(dataset, /*read_labels=*/false).schema_text);
+}
+
 // The first `count` videos of `dataset` (video_records.h), as JSON.
 nlohmann::json video_rows(const Dataset& dataset, uint64_t count) {
   nlohmann::json rows = nlohmann::json::array();
@@ -146,9 +175,10 @@ void add_inspect_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "inspect", "Show a dataset's schema, records, shards, bytes and label histogram");
   auto access = std::make_shared<DataAccessOptions>();
+  auto source = std::make_shared<SourceChoice>();
   cmd->add_option("DIR", *dir,
                   "Dataset directory, or a folder of datasets; or its s3:// or http(s):// URL "
-                  "(sizes from the manifest, no shard downloaded)")
+                  "(sizes from the manifest, no shard downloaded); or a token file")
       ->check(path_value("DIR"))
       ->capture_default_str();
   cmd->add_flag("--json", *json, "Print JSON");
@@ -158,12 +188,19 @@ void add_inspect_command(CLI::App& app) {
                    0)
       ->capture_default_str();
   add_data_access_options(*cmd, *access);
-  cmd->callback([dir, json, videos, access] {
-    const DataLocation where = remote::locate(*dir).value_or_throw();
+  add_source_options(*cmd, *source);
+  cmd->callback([dir, json, videos, access, source] {
+    const DataLocation where = locate_source(*dir, *source);
     const std::vector<std::string>& dirs = where.datasets;
     nlohmann::json all = nlohmann::json::array();
     for (size_t i = 0; i < dirs.size(); ++i) {
-      auto dataset = remote::open_dataset(dirs[i], *access, remote::kShardByShard).value_or_throw();
+      auto dataset = open_source(dirs[i], *access, remote::kShardByShard, *source);
+      if (const auto* tokens = dynamic_cast<const TokenSource*>(&dataset->source())) {
+        const TokenSummary summary = tokens->summarize().value_or_throw();
+        if (*json) all.push_back(token_json(*dataset, summary));
+        if (!*json) print_tokens(*dataset, summary);
+        continue;
+      }
       DatasetSummary summary = summarize(*dataset, /*read_labels=*/!dataset->needs_pins());
       const uint64_t shown = *videos == 0 ? dataset->size() : static_cast<uint64_t>(*videos);
       const nlohmann::json rows = video_field(dataset->schema()) >= 0 ? video_rows(*dataset, shown)

@@ -4,7 +4,10 @@
 // every bad record and exits 1 if any. DIR may be a URL (access/data_source.h). A dataset of
 // videos (a field "video": a video folder) has each video opened, indexed from every packet and
 // its keyframes decoded (--decode: every frame, or none), nothing written but the folder's
-// listing in the cache folder; a bad one is a line naming its file and frame.
+// listing in the cache folder; a bad one is a line naming its file and frame. A token file
+// (--source tokens, cli/source_options.h) has every token id read and checked (below
+// vocab_size when given), its Megatron-LM index against its .bin at the opening; the first bad
+// one is the error.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -13,10 +16,12 @@
 
 #include "cli/commands.h"
 #include "cli/data_access_options.h"
+#include "cli/source_options.h"
 #include "cli/usage.h"
 #include "cli/video_records.h"
 #include "stoker/access/data_source.h"
 #include "stoker/store/dataset_check.h"
+#include "stoker/store/import/token_source.h"
 #include "stoker/store/import/video_record.h"
 
 namespace stoker::cli {
@@ -47,6 +52,14 @@ uint64_t check_videos(const Dataset& dataset, video::VideoDecode decode) {
   return bad;
 }
 
+// The line that says a token file is well: every token read and checked.
+std::string tokens_verified(const Dataset& dataset, const TokenSummary& s) {
+  return fmt::format("{}: all {} {} tokens verified (ids 0 to {}{}), {} {} of seq_len {}",
+                     dataset.dir(), s.tokens, s.dtype, s.largest_id,
+                     s.vocab_size > 0 ? fmt::format(", below vocab_size {}", s.vocab_size) : "",
+                     s.samples, s.packed ? "packed rows" : "samples", s.seq_len);
+}
+
 }  // namespace
 
 void add_verify_command(CLI::App& app) {
@@ -55,6 +68,7 @@ void add_verify_command(CLI::App& app) {
       "verify", "Check a dataset's format and every record's checksum; list the bad records");
   auto access = std::make_shared<DataAccessOptions>();
   auto decode = std::make_shared<video::VideoDecode>(video::VideoDecode::kKeyframes);
+  auto source = std::make_shared<SourceChoice>();
   cmd->add_option("DIR", *dir,
                   "Dataset directory, or a folder of datasets (train/, test/, ...); or its s3:// "
                   "or http(s):// URL")
@@ -69,12 +83,16 @@ void add_verify_command(CLI::App& app) {
       ->check(one_of("--decode", video::kVideoDecodeNames.names()))
       ->default_str(video::kVideoDecodeNames.name(*decode));
   add_data_access_options(*cmd, *access);
-  cmd->callback([dir, access, decode] {
-    const DataLocation where = remote::locate(*dir).value_or_throw();
+  add_source_options(*cmd, *source);
+  cmd->callback([dir, access, decode, source] {
+    const DataLocation where = locate_source(*dir, *source);
     std::vector<std::string> failed;
     for (const std::string& location : where.datasets) {
-      auto dataset =
-          remote::open_dataset(location, *access, remote::kShardByShard).value_or_throw();
+      auto dataset = open_source(location, *access, remote::kShardByShard, *source);
+      if (const auto* tokens = dynamic_cast<const TokenSource*>(&dataset->source())) {
+        fmt::print("{}\n", tokens_verified(*dataset, tokens->summarize().value_or_throw()));
+        continue;
+      }
       const std::string& path = dataset->dir();
       const bool videos = video_field(dataset->schema()) >= 0;
       const uint64_t bad = check_records(*dataset,

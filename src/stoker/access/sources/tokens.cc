@@ -35,6 +35,7 @@ Result<std::shared_ptr<const Dataset>> open_tokens(const SourceOpening& opening)
   options.pad_id = opening.params.integer("pad_id");
   options.attention_mask = opening.params.flag("return_attention_mask");
   options.prompt_end_id = opening.params.integer("prompt_end_id");
+  options.vocab_size = opening.params.integer("vocab_size");
   STOKER_ASSIGN_OR_RETURN(std::shared_ptr<TokenSource> source,
                           TokenSource::open(opening.location, options));
   return Dataset::open(std::move(source));
@@ -88,6 +89,10 @@ SourceSpec tokens() {
       ParamSpec::integer("prompt_end_id", -1,
                          "the token id that ends each document's prompt (its first in the "
                          "document): labels -100 where they predict prompt tokens; -1: none")
+          .in(-1, 9.2e18),
+      ParamSpec::integer("vocab_size", -1,
+                         "the vocabulary's size: a token id at or above it fails its batch, and "
+                         "eos_id, pad_id or prompt_end_id at or above it the opening; -1: none")
           .in(-1, 9.2e18),
   };
   spec.auto_rank = 40;

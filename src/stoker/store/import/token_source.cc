@@ -10,6 +10,7 @@
 
 #include "stoker/store/import/megatron_index.h"
 #include "stoker/store/import/npy_header.h"
+#include "stoker/store/import/token_scan.h"
 #include "stoker/util/mapped_read_guard.h"
 #include "stoker/util/regular_file.h"
 
@@ -180,6 +181,16 @@ Result<std::shared_ptr<TokenSource>> TokenSource::open(const std::string& path,
 Status TokenSource::set_boundaries(const TokenSourceOptions& options, std::vector<Field>& fields) {
   const std::string& name = files_->names()[0];
   const bool packed = options.packing != TokenPacking::kNone;
+  if (options.vocab_size == 0 || options.vocab_size < -1)
+    return invalid_argument(
+        fmt::format("{}: vocab_size {}, not at least 1 (-1: none)", name, options.vocab_size));
+  vocab_size_ = options.vocab_size;
+  for (const auto& [param, id] : {std::pair<const char*, int64_t>{"eos_id", options.eos_id},
+                                  {"pad_id", packed ? options.pad_id : -1},
+                                  {"prompt_end_id", options.prompt_end_id}})
+    if (vocab_size_ > 0 && id >= vocab_size_)
+      return invalid_argument(
+          fmt::format("{}: {} {} is not below vocab_size {}", name, param, id, vocab_size_));
   const char* asked = packed                         ? "packing"
                       : options.prompt_end_id >= 0   ? "prompt_end_id"
                       : options.position_ids         ? "return_position_ids"
@@ -292,18 +303,35 @@ Status TokenSource::read_tokens(const OpenFile& data, uint64_t first, size_t n,
       return corrupt(fmt::format("{}: the file ends before byte {}", name, offset + bytes.size()));
     if (std::optional<BadToken> bad = widen_tokens(layout_.type, bytes.data(), take, out + done))
       return bad_token(at + bad->at, bad->value);
+    STOKER_RETURN_IF_ERROR(check_vocab(layout_.type, bytes.data(), at, take));
     done += take;
   }
   return Status::ok();
 }
 
-Status TokenSource::bad_token(uint64_t token, const std::string& value) const {
+Status TokenSource::bad_token(uint64_t token, const std::string& value,
+                              const std::string& why) const {
   const std::string& name = files_->names()[0];
-  const std::string what =
-      fmt::format("token {} is {}, not a token id (0 to 2^63 - 1)", token, value);
-  if (plan_ || manifest().records == 0) return corrupt(fmt::format("{}: {}", name, what));
-  const uint64_t sample = std::min(token / static_cast<uint64_t>(seq_len_), manifest().records - 1);
+  const std::string what = fmt::format("token {} is {}, {}", token, value, why);
+  const auto length = static_cast<uint64_t>(seq_len_);
+  // A packed row's pieces are not in token order; the tail after the last label is in no sample.
+  if (plan_ || token > manifest().records * length)
+    return corrupt(fmt::format("{}: {}", name, what));
+  const uint64_t sample = std::min(token / length, manifest().records - 1);
   return corrupt(fmt::format("{}: sample {}: {}", name, sample, what));
+}
+
+Status TokenSource::check_vocab(TokenType type, const uint8_t* tokens, uint64_t first,
+                                size_t n) const {
+  if (vocab_size_ < 0 || token_type_max(type) < static_cast<uint64_t>(vocab_size_))
+    return Status::ok();
+  const std::optional<size_t> at =
+      first_token_from(type, tokens, n, static_cast<uint64_t>(vocab_size_));
+  if (!at) return Status::ok();
+  int64_t value = 0;
+  widen_to_int64(type, tokens + *at * token_type_size(type), 1, reinterpret_cast<uint8_t*>(&value));
+  return bad_token(first + *at, std::to_string(value),
+                   fmt::format("not below vocab_size {}", vocab_size_));
 }
 
 std::vector<uint32_t> TokenSource::unit_document_starts(int u, uint64_t first, TokenType type,
@@ -355,11 +383,13 @@ Status TokenSource::check_mapped(const uint8_t* tokens, uint64_t first, size_t n
   MappedReadGuard guard;
   std::optional<BadToken> bad;
   if (token_type_checked(layout_.type)) bad = find_bad_token(layout_.type, tokens, n);
-  if (!bad) also();
+  Status out_of_vocab = Status::ok();
+  if (!bad) out_of_vocab = check_vocab(layout_.type, tokens, first, n);
+  if (!bad && out_of_vocab.is_ok()) also();
   if (!guard.changed_file().empty())
     return io_error(fmt::format("{}: {}", guard.changed_file(), kChangedSizeText));
   if (bad) return bad_token(first + bad->at, bad->value);
-  return Status::ok();
+  return out_of_vocab;
 }
 
 Result<std::vector<uint64_t>> TokenSource::positions_after(const OpenFile& data,
@@ -382,6 +412,47 @@ Result<std::vector<uint64_t>> TokenSource::positions_after(const OpenFile& data,
     for (uint32_t s : eos_document_starts(type, tokens, n, id)) after.push_back(first + s);
   }
   return after;
+}
+
+Result<TokenSummary> TokenSource::summarize() const {
+  TokenSummary summary{format_,
+                       token_type_name(layout_.type),
+                       layout_.tokens,
+                       {},
+                       manifest().records,
+                       seq_len_,
+                       plan_ != nullptr};
+  summary.vocab_size = vocab_size_;
+  STOKER_ASSIGN_OR_RETURN(OpenFile data, files_->open(0, nullptr));
+  const size_t item = token_type_size(layout_.type);
+  uint64_t ends = 0;
+  uint64_t after_last_end = 0;
+  // The largest and the end-of-document tokens of n tokens of `type` from token `first`.
+  const auto tally = [&](TokenType type, const uint8_t* tokens, uint64_t first, size_t n) {
+    summary.largest_id = std::max(summary.largest_id, largest_token(type, tokens, n));
+    if (eos_id_ < 0) return;
+    const std::vector<uint32_t> after =
+        eos_document_starts(type, tokens, n, static_cast<uint64_t>(eos_id_));
+    ends += after.size();
+    if (!after.empty()) after_last_end = first + after.back();
+  };
+  std::vector<int64_t> read;
+  for (uint64_t first = 0; first < layout_.tokens; first += kUnitTokens) {
+    const auto n = static_cast<size_t>(std::min<uint64_t>(kUnitTokens, layout_.tokens - first));
+    if (mapping_) {
+      const uint8_t* tokens = mapping_->data() + layout_.spans[0].offset + first * item;
+      STOKER_RETURN_IF_ERROR(
+          check_mapped(tokens, first, n, [&] { tally(layout_.type, tokens, first, n); }));
+    } else {
+      read.resize(n);
+      STOKER_RETURN_IF_ERROR(read_tokens(data, first, n, read.data()));
+      // Checked, so from 0 to 2^63 - 1: as uint64 they are the same.
+      tally(TokenType::kUint64, reinterpret_cast<const uint8_t*>(read.data()), first, n);
+    }
+  }
+  if (documents_ > 0) summary.documents = documents_;
+  if (eos_id_ >= 0) summary.documents = ends + (after_last_end < layout_.tokens ? 1 : 0);
+  return summary;
 }
 
 Result<std::vector<uint64_t>> TokenSource::array_document_starts(const OpenFile& data) const {

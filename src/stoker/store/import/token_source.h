@@ -32,18 +32,21 @@
 // layout is inconsistent (token_layout.h, megatron_index.h), or fewer than L + 1 tokens, and one
 // naming the file and the parameter for boundary fields without boundaries (no eos_id and no
 // Megatron index, or an index without documents), an eos_id without a boundary field or
-// outside the tokens' type; at a
-// unit's read (acquire's error, so it fails the batch under either on_error policy: fixed int64
-// fields have no transform that could refuse one record), a token that is no token id (negative,
-// or 2^63 and above: only a signed or a uint64 file's tokens are checked, once per read of a
-// unit) naming its sample, and a file changed (size or time) since it was opened; a mapped file
-// that shrinks while its samples are copied fails their batch (util/mapped_read_guard.h).
+// outside the tokens' type, or an id parameter (eos_id, pad_id, prompt_end_id) not below
+// vocab_size; at a unit's read (acquire's error, so it fails the batch under either on_error
+// policy: fixed int64 fields have no transform that could refuse one record), a token that is no
+// token id (negative, or 2^63 and above: only a signed or a uint64 file's tokens are checked,
+// once per read of a unit) or, with vocab_size, not below it (every type whose largest value
+// reaches it, in the same read), naming its sample, and a file changed (size or time) since it
+// was opened; a mapped file that shrinks while its samples are copied fails their batch
+// (util/mapped_read_guard.h).
 // Thread-safe.
 
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -85,6 +88,25 @@ struct TokenSourceOptions {
   // The token id that ends each document's prompt (-1: none): labels that predict a prompt's
   // tokens are masked (token_boundaries.h), the array scanned for it at open.
   int64_t prompt_end_id = -1;
+  // The vocabulary's size V (-1: none): every token id is checked to be below it as its unit is
+  // read (skipped where the file's type holds no id from V), and eos_id, pad_id and
+  // prompt_end_id at open.
+  int64_t vocab_size = -1;
+};
+
+// What `stoker inspect` and `verify` say of a token file (TokenSource::summarize).
+struct TokenSummary {
+  std::string format;  // "nanoGPT .bin", ".npy", "Megatron-LM indexed dataset"
+  std::string dtype;   // numpy's name: "uint16"
+  uint64_t tokens = 0;
+  // Megatron's index's, or with eos_id its end-of-document tokens plus an unended last one;
+  // nullopt where neither says.
+  std::optional<uint64_t> documents;
+  uint64_t samples = 0;  // or packed rows
+  int64_t seq_len = 0;
+  bool packed = false;
+  uint64_t largest_id = 0;
+  int64_t vocab_size = -1;  // TokenSourceOptions::vocab_size
 };
 
 class TokenSource : public UnitReadSource {
@@ -107,6 +129,9 @@ class TokenSource : public UnitReadSource {
                       const Status& status) const override;
   // The samples' input_ids tokens (N x L), or, packed, the array's (each in one row).
   std::vector<int64_t> part_tokens() const override { return {tokens_}; }
+  // The file summed up, every token of the array read (the tail no sample holds too) and
+  // checked as a unit's read checks them: the first bad one's error (or a read's).
+  Result<TokenSummary> summarize() const;
 
  private:
   TokenSource() = default;
@@ -114,8 +139,12 @@ class TokenSource : public UnitReadSource {
                                 const std::function<bool()>& cancelled) const override;
   // Tokens [first, first + n) into `out`: the read's error, or a bad token's naming its sample.
   Status read_tokens(const OpenFile& data, uint64_t first, size_t n, int64_t* out) const;
-  // The error of the bad token `value`, token `token` of the array.
-  Status bad_token(uint64_t token, const std::string& value) const;
+  // The error of the bad token `value`, token `token` of the array: no token id, or `why`.
+  Status bad_token(uint64_t token, const std::string& value,
+                   const std::string& why = "not a token id (0 to 2^63 - 1)") const;
+  // The first of the `n` tokens of `type` at `tokens` (token `first` on) not below vocab_size,
+  // as bad_token's error; ok where all are (or no vocab_size is set).
+  Status check_vocab(TokenType type, const uint8_t* tokens, uint64_t first, size_t n) const;
   // Checks the boundary options against the file (its type, Megatron's documents) and adds
   // the boundary fields asked for to `fields`.
   Status set_boundaries(const TokenSourceOptions& options, std::vector<Field>& fields);
@@ -153,6 +182,7 @@ class TokenSource : public UnitReadSource {
   BoundaryFields boundary_fields_;
   bool boundaries_ = false;
   int64_t eos_id_ = -1;
+  int64_t vocab_size_ = -1;  // TokenSourceOptions::vocab_size
   std::vector<uint64_t> document_starts_;
   // Packed: the plan (its rows are the samples) and the padding token; else null.
   std::shared_ptr<const PackingPlan> plan_;

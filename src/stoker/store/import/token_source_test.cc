@@ -15,6 +15,7 @@
 #include <numeric>
 
 #include "stoker/store/dataset.h"
+#include "stoker/store/import/token_scan.h"
 #include "stoker/store/record_view.h"
 #include "stoker/testing/megatron_bytes.h"
 #include "stoker/testing/npy_bytes.h"
@@ -396,6 +397,78 @@ TEST(TokenSource, BoundaryOptionsWithoutBoundariesAreOneLineErrors) {
                 ": return_position_ids needs document boundaries, but its document index "
                 "holds no document: give eos_id, the end-of-document token id");
   EXPECT_EQ(error(tmp / "n", boundary_options(4, 1)), "opened");
+}
+
+// A vocabulary: the first id at or above it fails its unit naming the sample, in a file viewed in
+// place, one read into memory (Megatron's sequences out of order) and a packed one; the id
+// parameters at or above it are refused at open.
+TEST(TokenSource, TokenIdsAtOrAboveTheVocabularyAreRefused) {
+  testing::TempDir tmp;
+  std::vector<uint16_t> bin(20, 7);
+  bin[13] = 500;
+  write_bytes(tmp / "v.bin", token_bytes(bin));
+  const int64_t zero = 0;
+  auto first_error = [&](const std::string& path, TokenSourceOptions options) {
+    Result<std::shared_ptr<TokenSource>> source = TokenSource::open(path, options);
+    if (!source.is_ok()) return "open: " + source.status().message();
+    auto dataset = Dataset::open(source.value()).value_or_throw();
+    Result<ShardPins> pins = dataset->pin(&zero, 1, nullptr);
+    return pins.is_ok() ? std::string("read") : pins.status().message();
+  };
+  TokenSourceOptions options;
+  options.seq_len = 4;
+  options.vocab_size = 500;
+  EXPECT_EQ(first_error(tmp / "v.bin", options),
+            tmp / "v.bin" + ": sample 3: token 13 is 500, not below vocab_size 500");
+  options.vocab_size = 501;
+  EXPECT_EQ(first_error(tmp / "v.bin", options), "read");
+  options.vocab_size = 70000;  // above every uint16: nothing to scan
+  EXPECT_EQ(first_error(tmp / "v.bin", options), "read");
+  write_out_of_order_megatron(tmp / "m");  // the array 10 11 12 13 20 21 22 30 31
+  options.seq_len = 2;
+  options.vocab_size = 31;
+  EXPECT_EQ(first_error(tmp / "m", options),
+            tmp / "m.bin" + ": sample 3: token 8 is 31, not below vocab_size 31");
+  TokenSourceOptions packed;
+  packed.seq_len = 4;
+  packed.packing = TokenPacking::kFirstFit;
+  packed.eos_id = 7;
+  packed.vocab_size = 500;
+  EXPECT_EQ(first_error(tmp / "v.bin", packed),
+            tmp / "v.bin" + ": token 13 is 500, not below vocab_size 500");
+  packed.vocab_size = 7;
+  EXPECT_EQ(first_error(tmp / "v.bin", packed),
+            "open: " + tmp / "v.bin" + ": eos_id 7 is not below vocab_size 7");
+  packed.vocab_size = 600;
+  packed.pad_id = 600;
+  EXPECT_EQ(first_error(tmp / "v.bin", packed),
+            "open: " + tmp / "v.bin" + ": pad_id 600 is not below vocab_size 600");
+  packed.pad_id = 0;
+  packed.prompt_end_id = 650;
+  EXPECT_EQ(first_error(tmp / "v.bin", packed),
+            "open: " + tmp / "v.bin" + ": prompt_end_id 650 is not below vocab_size 600");
+  options.vocab_size = 0;
+  EXPECT_EQ(first_error(tmp / "v.bin", options),
+            "open: " + tmp / "v.bin" + ": vocab_size 0, not at least 1 (-1: none)");
+}
+
+// The scan finds the first id at or above the limit past its first block, for each token size.
+TEST(TokenScan, FirstTokenFromAndLargestForEachSize) {
+  const auto check = [](auto zero, TokenType type) {
+    using T = decltype(zero);
+    std::vector<T> tokens(10000, 3);
+    tokens[5000] = 9;
+    tokens[7000] = 12;
+    const auto* bytes = reinterpret_cast<const uint8_t*>(tokens.data());
+    EXPECT_EQ(largest_token(type, bytes, tokens.size()), 12u);
+    EXPECT_EQ(first_token_from(type, bytes, tokens.size(), 9), std::optional<size_t>(5000));
+    EXPECT_EQ(first_token_from(type, bytes, tokens.size(), 10), std::optional<size_t>(7000));
+    EXPECT_EQ(first_token_from(type, bytes, tokens.size(), 13), std::nullopt);
+  };
+  check(uint8_t{}, TokenType::kUint8);
+  check(uint16_t{}, TokenType::kUint16);
+  check(uint32_t{}, TokenType::kUint32);
+  check(uint64_t{}, TokenType::kUint64);
 }
 
 }  // namespace
