@@ -104,6 +104,31 @@ def test_a_resume_continues_and_refuses_another_mixture(parts):
         other.load_state_dict(state)
 
 
+@pytest.mark.parametrize("samples_per_epoch, beyond, inside", [(None, 60, 48), (1000, 1000, 504)])
+def test_a_states_position_is_checked_against_the_epoch_not_the_records(
+        parts, samples_per_epoch, beyond, inside):
+    """An epoch of 53 samples (until the first source is spent) or of 1000, over 140 records: a
+    position past the epoch is refused in one line naming it and the epoch's length, the loader
+    unchanged; one inside the epoch (past the records, for 1000) resumes there."""
+    def loader():
+        return stoker.Loader(stoker.Mixture(list(parts), weights=[3, 1],
+                                            samples_per_epoch=samples_per_epoch),
+                             batch_size=8, seed=4, batch_format="dict")
+    epoch = samples_per_epoch or 53
+    whole = labels(loader())
+    assert len(whole) == epoch
+    first = loader()
+    state = first.state_dict()
+    with pytest.raises(ValueError) as refused:
+        first.load_state_dict({**state, "position": beyond})
+    assert str(refused.value) == (f"the state_dict's position {beyond} is not inside an epoch "
+                                  f"of {epoch} samples")
+    assert labels(first) == whole  # still usable, from where it was
+    resumed = loader()
+    resumed.load_state_dict({**state, "position": inside})
+    assert labels(resumed) == whole[inside:]
+
+
 def test_bad_weights_are_one_line(parts):
     with pytest.raises(ValueError, match="order 'mixture': 3 weights for 2 sources"):
         mixed(parts, weights=[1, 2, 3])

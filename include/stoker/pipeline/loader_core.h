@@ -185,6 +185,10 @@ class LoaderCore {
   Epoch epoch(int64_t e, ExplicitBatches batches);
   // Batches per epoch on this rank (from the epoch start).
   int64_t batches_per_epoch() const;
+  // Positions of an epoch of the loader's own order (GlobalOrder::epoch_size: the records, a
+  // mixture's samples per epoch, K x the records for "per_record"): a state's position lies
+  // below it.
+  int64_t epoch_samples() const;
   // This rank's plan of epoch `e` from its start: the indices epoch(e) reads, in its order
   // (whatever the order: a mixture's too). Throws Error (kInvalidArgument) for e < 0.
   EpochPlan plan(int64_t e) const;

@@ -215,6 +215,10 @@ int64_t LoaderCore::batches_per_epoch() const {
   return make_sampler(*dataset_, options_).num_batches();
 }
 
+int64_t LoaderCore::epoch_samples() const {
+  return make_sampler(*dataset_, options_).dataset_size();
+}
+
 EpochPlan LoaderCore::plan(int64_t e) const { return make_sampler(*dataset_, options_).plan(e); }
 
 std::optional<TuningReport> LoaderCore::tuning() const {

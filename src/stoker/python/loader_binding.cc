@@ -518,6 +518,7 @@ class BoundLoader {
   }
 
   int64_t batches_per_epoch() const { return configured(*shared_).batches_per_epoch(); }
+  int64_t epoch_samples() const { return configured(*shared_).epoch_samples(); }
 
   // This rank's indices of epoch `epoch`, in the loader's order (int64 [samples]).
   py::array_t<int64_t> indices(int64_t epoch) const {
@@ -818,6 +819,7 @@ void register_loader(py::module_& module) {
       .def_property_readonly("fields", &BoundLoader::fields)
       .def_property_readonly("variable_fields", &BoundLoader::variable_fields)
       .def("batches_per_epoch", &BoundLoader::batches_per_epoch)
+      .def("epoch_samples", &BoundLoader::epoch_samples)
       .def("indices", &BoundLoader::indices, "epoch"_a)
       .def("state", &BoundLoader::state)
       .def("restore", &BoundLoader::restore, py::kw_only(), "seed"_a, "epoch"_a, "position"_a,
