@@ -22,6 +22,7 @@
 #include "stoker/testing/loader_fixture.h"
 #include "stoker/testing/slow_shard_source.h"
 #include "stoker/trace/chrome_trace.h"
+#include "stoker/util/cancel_scope.h"
 #include "stoker/util/mapped_read_guard.h"
 
 namespace stoker {
@@ -618,6 +619,31 @@ TEST_F(LoaderCoreTest, OneLiveEpochAtATime) {
     }
     EXPECT_EQ(labels(loader, 0).size(), static_cast<size_t>(kRecords));
     EXPECT_THROW(loader.epoch(-1), Error);
+  }
+}
+
+// An epoch's start whose order build is cancelled (Ctrl-C from Python: util/cancel_scope.h)
+// throws kCancelled and changes nothing: the same start then delivers the epoch, also where
+// the workers had built it ahead behind the last one.
+TEST_F(LoaderCoreTest, ACancelledEpochStartChangesNothing) {
+  for (int workers : {0, 2}) {
+    LoaderCore fresh(dataset_, options(workers));
+    const auto zero = labels(fresh, 0);
+    const auto one = labels(fresh, 1);
+    LoaderCore loader(dataset_, options(workers));
+    const std::function<bool()> cancelled = [] { return true; };
+    for (const int64_t e : {0, 1}) {
+      try {
+        CancelScope scope(&cancelled);
+        loader.epoch(e);
+        ADD_FAILURE() << "epoch " << e << " started under a cancel, workers " << workers;
+      } catch (const Error& error) {
+        EXPECT_EQ(error.status().code(), StatusCode::kCancelled) << error.what();
+      }
+      EXPECT_EQ(loader.state().epoch, e);
+      EXPECT_EQ(loader.state().position, 0);
+      EXPECT_EQ(labels(loader, e), e == 0 ? zero : one) << "workers " << workers;
+    }
   }
 }
 

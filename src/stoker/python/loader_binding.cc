@@ -37,6 +37,7 @@
 #include "stoker/store/dataset.h"
 #include "stoker/store/import/class_folder_source.h"
 #include "stoker/store/mixed_shard_source.h"
+#include "stoker/util/cancel_scope.h"
 #include "stoker/util/mapped_read_guard.h"
 #include "stoker/util/saved_form.h"
 #include "stoker/video/clips_per_video.h"
@@ -49,6 +50,25 @@ namespace {
 
 // How long a thread waiting for a batch sleeps before it lets Python handle signals.
 constexpr std::chrono::milliseconds kSignalCheckInterval{50};
+
+// `call()`, a loader call that builds an epoch's order (10^8 samples take seconds), run without
+// the GIL, Ctrl-C ending it: the order's loops poll SigintWatch as the thread's cancellation
+// (util/cancel_scope.h), and Python's KeyboardInterrupt is raised instead of their kCancelled.
+// Called with the GIL; off the main thread nothing interrupts it (SigintWatch's rule).
+template <typename Call>
+auto cancelled_by_sigint(const Call& call) {
+  static const std::function<bool()> tripped = SigintWatch::tripped;
+  try {
+    SigintWatch watch;
+    py::gil_scoped_release release;
+    CancelScope scope(&tripped);
+    return call();
+  } catch (const Error& e) {
+    if (e.status().code() == StatusCode::kCancelled && PyErr_CheckSignals() != 0)
+      throw py::error_already_set();
+    throw;
+  }
+}
 
 // What a bound loader shares with its epochs. Used with the GIL held only.
 struct Shared {
@@ -522,7 +542,7 @@ class BoundLoader {
 
   // This rank's indices of epoch `epoch`, in the loader's order (int64 [samples]).
   py::array_t<int64_t> indices(int64_t epoch) const {
-    const EpochPlan plan = configured(*shared_).plan(epoch);
+    const EpochPlan plan = cancelled_by_sigint([&] { return configured(*shared_).plan(epoch); });
     const IndexSpan all = plan.sequence();
     py::array_t<int64_t> out(static_cast<py::ssize_t>(all.size));
     std::copy(all.begin(), all.end(), out.mutable_data());
@@ -604,7 +624,8 @@ class BoundEpoch {
     BusyScope busy(shared_->busy, kLoaderBusy);
     install_mapped_read_fault_handler();
     LoaderCore& core = working(*shared_);
-    epoch_.emplace(batches ? core.epoch(e, std::move(*batches)) : core.epoch(e));
+    cancelled_by_sigint(
+        [&] { epoch_.emplace(batches ? core.epoch(e, std::move(*batches)) : core.epoch(e)); });
     size_ = epoch_->size();
   }
 
