@@ -32,12 +32,12 @@
 #include "stoker/python/interruptible.h"
 #include "stoker/python/op_binding.h"
 #include "stoker/python/pinned_allocator.h"
+#include "stoker/python/sigint_cancelled.h"
 #include "stoker/python/sigint_watch.h"
 #include "stoker/store/data_identity.h"
 #include "stoker/store/dataset.h"
 #include "stoker/store/import/class_folder_source.h"
 #include "stoker/store/mixed_shard_source.h"
-#include "stoker/util/cancel_scope.h"
 #include "stoker/util/mapped_read_guard.h"
 #include "stoker/util/saved_form.h"
 #include "stoker/video/clips_per_video.h"
@@ -50,25 +50,6 @@ namespace {
 
 // How long a thread waiting for a batch sleeps before it lets Python handle signals.
 constexpr std::chrono::milliseconds kSignalCheckInterval{50};
-
-// `call()`, a loader call that builds an epoch's order (10^8 samples take seconds), run without
-// the GIL, Ctrl-C ending it: the order's loops poll SigintWatch as the thread's cancellation
-// (util/cancel_scope.h), and Python's KeyboardInterrupt is raised instead of their kCancelled.
-// Called with the GIL; off the main thread nothing interrupts it (SigintWatch's rule).
-template <typename Call>
-auto cancelled_by_sigint(const Call& call) {
-  static const std::function<bool()> tripped = SigintWatch::tripped;
-  try {
-    SigintWatch watch;
-    py::gil_scoped_release release;
-    CancelScope scope(&tripped);
-    return call();
-  } catch (const Error& e) {
-    if (e.status().code() == StatusCode::kCancelled && PyErr_CheckSignals() != 0)
-      throw py::error_already_set();
-    throw;
-  }
-}
 
 // What a bound loader shares with its epochs. Used with the GIL held only.
 struct Shared {
