@@ -619,8 +619,8 @@ class NativeLoader:
                                    transcode_cache=transcode_cache,
                                    global_batch=batch_size * world_size, **access)
         # Each record K samples an epoch: the "per_record" order, its positions K x records.
-        self._per_record = _int("samples_per_record", samples_per_record, 1, 65536)
-        self._native.set_samples_per_record(self._per_record, settings["shuffle_window"] or 0)
+        per_record = _int("samples_per_record", samples_per_record, 1, 65536)
+        self._native.set_samples_per_record(per_record, settings["shuffle_window"] or 0)
         if order_of is not None:
             order_of.bind(len(self._native))
         names = _batch_names(batch_format)
@@ -905,9 +905,12 @@ class NativeLoader:
                                  f"{difference}")
             raise ValueError(f"the state_dict is of another dataset (id {state['dataset']!r}); "
                              f"{self._shown} is {dataset!r}")
-        if values["position"] >= values["records"] * self._per_record:
+        # Stoker's own order bounds the position by its epoch's length (a mixture's samples per
+        # epoch, K x records for samples_per_record K); an explicit order's epoch is the
+        # sampler's, which its first iteration checks the position against.
+        if self._order_of is None and values["position"] >= self._native.epoch_samples():
             raise ValueError(f"the state_dict's position {values['position']} is not inside an "
-                             f"epoch of {values['records'] * self._per_record} samples")
+                             f"epoch of {self._native.epoch_samples()} samples")
         with self._lock:
             self._end_live("load a state_dict")
             self._native.restore(seed=values["seed"], epoch=values["epoch"],

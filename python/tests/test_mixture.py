@@ -5,7 +5,11 @@ refuses another mixture; sources of different kinds, and remote ones, mixed (sou
 different fields: test_mixture_fields.py)."""
 
 import collections
+import os
 import shutil
+import signal
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -102,6 +106,87 @@ def test_a_resume_continues_and_refuses_another_mixture(parts):
     other = mixed(parts, weights=[1, 1])
     with pytest.raises(ValueError, match="state_dict\\['order'\\] is 'mixture:weights=\\[3,1\\]"):
         other.load_state_dict(state)
+
+
+@pytest.mark.parametrize("samples_per_epoch, beyond, inside", [(None, 60, 48), (1000, 1000, 504)])
+def test_a_states_position_is_checked_against_the_epoch_not_the_records(
+        parts, samples_per_epoch, beyond, inside):
+    """An epoch of 53 samples (until the first source is spent) or of 1000, over 140 records: a
+    position past the epoch is refused in one line naming it and the epoch's length, the loader
+    unchanged; one inside the epoch (past the records, for 1000) resumes there."""
+    def loader():
+        return stoker.Loader(stoker.Mixture(list(parts), weights=[3, 1],
+                                            samples_per_epoch=samples_per_epoch),
+                             batch_size=8, seed=4, batch_format="dict")
+    epoch = samples_per_epoch or 53
+    whole = labels(loader())
+    assert len(whole) == epoch
+    first = loader()
+    state = first.state_dict()
+    with pytest.raises(ValueError) as refused:
+        first.load_state_dict({**state, "position": beyond})
+    assert str(refused.value) == (f"the state_dict's position {beyond} is not inside an epoch "
+                                  f"of {epoch} samples")
+    assert labels(first) == whole  # still usable, from where it was
+    resumed = loader()
+    resumed.load_state_dict({**state, "position": inside})
+    assert labels(resumed) == whole[inside:]
+
+
+# Builds epoch 0 of a mixture of `samples` samples (its order: seconds, ~30 bytes a sample) in a
+# loader of `workers`; on Ctrl-C prints its CPU seconds and its state's epoch and position.
+HUGE_EPOCH = """
+import resource, sys
+import stoker
+a, b, samples, workers = sys.argv[1:]
+loader = stoker.Loader(stoker.Mixture([a, b], weights=[3, 1], samples_per_epoch=int(samples)),
+                       batch_size=8, seed=4, workers=int(workers), batch_format="dict")
+print("ready", flush=True)
+try:
+    next(iter(loader))
+    print("built")
+except KeyboardInterrupt:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    state = loader.state_dict()
+    print("interrupted", usage.ru_utime + usage.ru_stime, state["epoch"], state["position"])
+"""
+
+
+def cpu_seconds(pid):
+    """The CPU time process `pid` has used (utime + stime)."""
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def resident_bytes(pid):
+    return int(open(f"/proc/{pid}/statm").read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_ctrl_c_ends_a_huge_epochs_order_build(parts, workers):
+    """Ctrl-C while a 6 x 10^7-sample epoch's order is built (~2 CPU seconds, twice that with
+    workers, which build the next epoch's too) ends it with KeyboardInterrupt within a small
+    part of that CPU time (~0.1 s), the loader's state as it was. Ctrl-C is sent once the build
+    has taken 50 MB (its first vector); what is measured is CPU time, which load does not
+    stretch as it does wall time, and the timeout is a hang's alone."""
+    samples = 60_000_000
+    child = subprocess.Popen([sys.executable, "-c", HUGE_EPOCH, str(parts[0]), str(parts[1]),
+                              str(samples), str(workers)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline() == "ready\n"
+        before = resident_bytes(child.pid)
+        while child.poll() is None and resident_bytes(child.pid) < before + 50 * 2**20:
+            pass  # the order's first vector growing: the build has started
+        at_interrupt = cpu_seconds(child.pid)
+        child.send_signal(signal.SIGINT)
+        out, _ = child.communicate(timeout=300)
+    finally:
+        child.kill()
+    said = out.split()
+    assert said[0] == "interrupted", out
+    assert (said[2], said[3]) == ("0", "0")
+    # The rest of the build takes 2x to 4x this; the interrupt polled in its loops, ~0.1 s.
+    assert float(said[1]) - at_interrupt < 0.8, out
 
 
 def test_bad_weights_are_one_line(parts):

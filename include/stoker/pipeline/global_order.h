@@ -39,7 +39,8 @@ class GlobalOrder {
   virtual int64_t epoch_size() const = 0;
   // Epoch `epoch`'s order: N samples, each in [0, K x the parts' records), K =
   // samples_per_record(): sample s is occurrence s mod K of dataset index s div K (for K = 1
-  // the dataset index itself). Precondition: epoch >= 0. O(N) time and memory at least.
+  // the dataset index itself). Precondition: epoch >= 0. O(N) time and memory at least;
+  // the thread's cancellation in scope (util/cancel_scope.h) ends it with Error (kCancelled).
   virtual std::vector<int64_t> order(int64_t epoch) const = 0;
   // K >= 1: the samples each record gives an epoch ("per_record"; the others 1).
   virtual int64_t samples_per_record() const { return 1; }

@@ -173,8 +173,9 @@ class LoaderCore {
 
   // The batches of epoch `e` for this rank; if the loader was restored to a position inside
   // epoch `e`, the epoch starts there. Throws Error (kInvalidArgument) if another Epoch of this
-  // loader is live or e < 0. The workers build the next epoch's first batches while this one
-  // ends.
+  // loader is live or e < 0, and Error (kCancelled), the loader as before, if the thread's
+  // cancellation in scope (util/cancel_scope.h) ends the build of the epoch's order. The
+  // workers build the next epoch's first batches while this one ends.
   Epoch epoch(int64_t e);
   // An explicit epoch: the batches of `batches` (EpochPlan::of_batches, over this loader's
   // dataset and batch_size) from its start, read as any epoch's are. After batch b, state() is
@@ -185,6 +186,10 @@ class LoaderCore {
   Epoch epoch(int64_t e, ExplicitBatches batches);
   // Batches per epoch on this rank (from the epoch start).
   int64_t batches_per_epoch() const;
+  // Positions of an epoch of the loader's own order (GlobalOrder::epoch_size: the records, a
+  // mixture's samples per epoch, K x the records for "per_record"): a state's position lies
+  // below it.
+  int64_t epoch_samples() const;
   // This rank's plan of epoch `e` from its start: the indices epoch(e) reads, in its order
   // (whatever the order: a mixture's too). Throws Error (kInvalidArgument) for e < 0.
   EpochPlan plan(int64_t e) const;

@@ -160,5 +160,10 @@ int auto_workers();
 // at least 4 and at most 64. Small batches get a deep window because a window-full worker
 // sleeps until half of it is free, and each wake-up costs the consumer a futex call.
 int auto_prefetch(size_t batch_bytes);
+// The deepest prefetch whose batch buffers (the depth and two: the engine's window) of
+// `batch_bytes` each take at most half of `memory` bytes, at least 1; kMaxPrefetch where
+// `memory` is 0 (unknown). What an auto prefetch is held to: huge batches (long clips of large
+// frames) get a shallow window, not a machine's memory.
+int prefetch_within_memory(size_t batch_bytes, uint64_t memory);
 
 }  // namespace stoker

@@ -211,7 +211,8 @@ class Sampler {
   // The plan of epoch `epoch` for this rank, starting at global position `start` (0 = epoch
   // start; or a position saved from a plan with any world size). Costs O(N) time and memory
   // while building, O(N / world_size) kept. Throws Error (kInvalidArgument) if epoch < 0 or
-  // start < 0.
+  // start < 0, and Error (kCancelled) once the thread's cancellation in scope is set
+  // (util/cancel_scope.h: Ctrl-C during a long epoch's build), as order() does.
   EpochPlan plan(int64_t epoch, int64_t start = 0) const;
   // The global order of epoch `epoch` (the definition above, repeats included), as dataset
   // indices. O(N) time and memory. Throws Error (kInvalidArgument) if epoch < 0.

@@ -122,8 +122,8 @@ void print_tokens(const Dataset& dataset, const TokenSummary& s) {
 nlohmann::json video_rows(const Dataset& dataset, uint64_t count) {
   nlohmann::json rows = nlohmann::json::array();
   const std::vector<std::string>& classes = dataset.manifest().class_names;
-  throw_if_error(
-      for_each_video(dataset, count, video::VideoDecode::kNone, [&](const VideoRecord& v) {
+  throw_if_error(for_each_video(
+      dataset, count, video::VideoDecode::kNone, /*max_pixels=*/0, [&](const VideoRecord& v) {
         nlohmann::json row = {{"record", v.record}, {"name", v.name}};
         if (v.label >= 0) row["label"] = v.label;
         if (v.label >= 0 && v.label < static_cast<int64_t>(classes.size()))

@@ -3,11 +3,11 @@
 // checksum, layout and label. DIR is a dataset or a folder of them (each is verified). Lists
 // every bad record and exits 1 if any. DIR may be a URL (access/data_source.h). A dataset of
 // videos (a field "video": a video folder) has each video opened, indexed from every packet and
-// its keyframes decoded (--decode: every frame, or none), nothing written but the folder's
-// listing in the cache folder; a bad one is a line naming its file and frame. A token file
-// (--source tokens, cli/source_options.h) has every token id read and checked (below
-// vocab_size when given), its Megatron-LM index against its .bin at the opening; the first bad
-// one is the error.
+// its keyframes decoded (--decode: every frame, or none), its frames no larger than DecodeClip
+// reads by default (max_pixels), nothing written but the folder's listing in the cache folder;
+// a bad one is a line naming its file and frame. A token file (--source tokens,
+// cli/source_options.h) has every token id read and checked (below vocab_size when given), its
+// Megatron-LM index against its .bin at the opening; the first bad one is the error.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -40,15 +40,18 @@ std::string video_checks(video::VideoDecode decode) {
   return "";
 }
 
-// The videos of `dataset` checked as `decode` says, each bad one a line on stderr naming its
-// record; those the record check found bad are left to it. Returns the bad ones.
+// The videos of `dataset` checked as `decode` says, frames above DecodeClip's default size
+// bound refused as the loader refuses them, each bad one a line on stderr naming its record;
+// those the record check found bad are left to it. Returns the bad ones.
 uint64_t check_videos(const Dataset& dataset, video::VideoDecode decode) {
   uint64_t bad = 0;
-  throw_if_error(for_each_video(dataset, dataset.size(), decode, [&](const VideoRecord& v) {
-    if (v.status.is_ok() || !dataset.found_bad(v.record).is_ok()) return;
-    ++bad;
-    std::fprintf(stderr, "%s\n", dataset.record_error(v.record, v.status).message().c_str());
-  }));
+  const int64_t max_pixels = video::kDefaultMaxFramePixels;
+  throw_if_error(
+      for_each_video(dataset, dataset.size(), decode, max_pixels, [&](const VideoRecord& v) {
+        if (v.status.is_ok() || !dataset.found_bad(v.record).is_ok()) return;
+        ++bad;
+        std::fprintf(stderr, "%s\n", dataset.record_error(v.record, v.status).message().c_str());
+      }));
   return bad;
 }
 

@@ -5,6 +5,7 @@
 // video (STOKER_TEST_VIDEO).
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -161,6 +162,27 @@ TEST_F(VideoCliTest, VerifyDecodesEveryVideoAndNamesEachBadOneInALine) {
   EXPECT_EQ(lines(stoker("verify --decode none " + root).err).size(), 4u);
   EXPECT_EQ(files(root), before);  // nothing written in the folder
   expect_one_line_error(stoker("verify --decode some " + root), "--decode");
+}
+
+// A video of one 5800x5800 frame, made by Debian's ffmpeg (a second): above DecodeClip's
+// default max_pixels (2^25, 5792.6 squared), which the loader refuses; verify reports it in one
+// line naming its file, the others passing, whatever it decodes.
+TEST_F(VideoCliTest, VerifyRefusesFramesAboveWhatDecodeClipReads) {
+  const std::string root = good_folder();
+  const std::string command =
+      "ffmpeg -nostdin -v error -f lavfi -i color=c=red:size=5800x5800:rate=1 -frames:v 1 "
+      "-c:v libx264 -preset ultrafast " +
+      root + "/zoom/huge.mp4";
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  for (const std::string decode : {"none", "keyframes"}) {
+    const RunResult verified = stoker("verify --decode " + decode + " " + root);
+    EXPECT_EQ(verified.exit_code, 1);
+    EXPECT_EQ(verified.err, root +
+                                "/zoom/huge.mp4: the video: its 5800x5800 frames are above "
+                                "max_pixels 33554432 (dataset record 3)\n"
+                                "stoker: " +
+                                root + ": 1 of 4 records failed verification\n");
+  }
 }
 
 TEST_F(VideoCliTest, BenchLoaderCountsTheFramesDecodedPerFrameDelivered) {

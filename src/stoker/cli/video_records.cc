@@ -9,11 +9,11 @@
 namespace stoker::cli {
 namespace {
 
-Result<video::VideoFacts> examine(ByteSpan bytes, video::VideoDecode decode) {
+Result<video::VideoFacts> examine(ByteSpan bytes, video::VideoDecode decode, int64_t max_pixels) {
 #if STOKER_CLI_VIDEO
-  return video::examine_video("", bytes, decode);
+  return video::examine_video("", bytes, decode, max_pixels);
 #else
-  (void)bytes, (void)decode;
+  (void)bytes, (void)decode, (void)max_pixels;
   return unsupported(
       "this stoker is built without video (FFmpeg's libraries were not found: docs/INSTALL.md)");
 #endif
@@ -35,7 +35,7 @@ std::vector<std::string> record_files(const Dataset& dataset) {
 }  // namespace
 
 Status for_each_video(const Dataset& dataset, uint64_t count, video::VideoDecode decode,
-                      const std::function<void(const VideoRecord&)>& visit) {
+                      int64_t max_pixels, const std::function<void(const VideoRecord&)>& visit) {
   const Schema& schema = dataset.schema();
   const int field = video_field(schema);
   const int label = schema.find("label");
@@ -56,7 +56,7 @@ Status for_each_video(const Dataset& dataset, uint64_t count, video::VideoDecode
     video.status = dataset.found_bad(i);
     if (video.status.is_ok()) {
       Result<ByteSpan> bytes = variable_field(schema, record, field);
-      Result<video::VideoFacts> facts = bytes.is_ok() ? examine(bytes.value(), decode)
+      Result<video::VideoFacts> facts = bytes.is_ok() ? examine(bytes.value(), decode, max_pixels)
                                                       : Result<video::VideoFacts>(bytes.status());
       if (facts.is_ok()) {
         video.facts = facts.value();

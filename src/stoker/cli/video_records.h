@@ -23,9 +23,10 @@ struct VideoRecord {
 };
 
 // Calls `visit` with each of the first `count` records' video (all of them for a larger count),
-// in order, examined as `decode` says; a record found bad when read in place (Dataset::found_bad)
-// is left to the record check: its status is that error, named. A pin's failure is returned.
+// in order, examined as `decode` says, frames above `max_pixels` (0: no bound) an error
+// (examine_video); a record found bad when read in place (Dataset::found_bad) is left to the
+// record check: its status is that error, named. A pin's failure is returned.
 Status for_each_video(const Dataset& dataset, uint64_t count, video::VideoDecode decode,
-                      const std::function<void(const VideoRecord&)>& visit);
+                      int64_t max_pixels, const std::function<void(const VideoRecord&)>& visit);
 
 }  // namespace stoker::cli

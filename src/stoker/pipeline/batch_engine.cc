@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstring>
 #include <exception>
+#include <optional>
 
 #include "stoker/pipeline/variable_samples.h"
 #include "stoker/util/mapped_read_guard.h"
@@ -85,12 +86,16 @@ void BatchEngine::start(int64_t epoch, int64_t position) {
     MutexLock lock(mutex_);
     const bool keep = plans_.size() == 2 && plans_[1].plan.epoch() == epoch &&
                       plans_[1].plan.start() == position && next_deliver_ == plans_[1].first_seq;
+    // Both plans before any change: a build cancelled (kCancelled) leaves the engine as it was.
+    std::optional<EpochPlan> plan, next;
+    if (!keep) plan.emplace(sampler_.plan(epoch, position));
+    if (options_.workers > 0) next.emplace(sampler_.plan(epoch + 1, 0));
     if (keep) {
       plans_.pop_front();
     } else {
-      replace_plans(sampler_.plan(epoch, position));
+      replace_plans(std::move(*plan));
     }
-    if (options_.workers > 0) plans_.push_back({sampler_.plan(epoch + 1, 0), end_seq()});
+    if (next) plans_.push_back({std::move(*next), end_seq()});
     start_wait_ns_ = 0;
   }
   work_cv_.notify_all();

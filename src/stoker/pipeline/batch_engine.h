@@ -92,7 +92,9 @@ class BatchEngine {
   BatchEngine& operator=(const BatchEngine&) = delete;
   ~BatchEngine();
 
-  // Deliver plan(epoch, position) next, and build plan(epoch + 1, 0) behind it.
+  // Deliver plan(epoch, position) next, and build plan(epoch + 1, 0) behind it. Throws Error
+  // (kCancelled) and changes nothing if the thread's cancellation in scope (cancel_scope.h)
+  // ends the plans' build.
   void start(int64_t epoch, int64_t position) STOKER_EXCLUDES(mutex_);
   // Deliver `plan` next, and nothing behind it.
   void start(EpochPlan plan) STOKER_EXCLUDES(mutex_);

@@ -124,7 +124,8 @@ LoaderOptions checked(LoaderOptions o, const Dataset& dataset, const BatchLayout
 // A tuned loader's tuner, with the budgets of `o` (whose workers and prefetch it then sets to
 // the most the tuner may use); null for fixed workers. Resolves an auto prefetch.
 std::unique_ptr<WorkerTuner> make_tuner(LoaderOptions& o, size_t batch_bytes) {
-  const int auto_depth = auto_prefetch(batch_bytes);
+  const int within_memory = prefetch_within_memory(batch_bytes, machine_memory_bytes());
+  const int auto_depth = std::min(auto_prefetch(batch_bytes), within_memory);
   if (!o.workers.is_tuned()) {
     if (o.prefetch == kAutoPrefetch) o.prefetch = auto_depth;
     return nullptr;
@@ -137,7 +138,7 @@ std::unique_ptr<WorkerTuner> make_tuner(LoaderOptions& o, size_t batch_bytes) {
     t.start_prefetch = auto_depth;
     t.max_prefetch = static_cast<int>(
         std::clamp<size_t>(o.tune.max_prefetch_bytes / std::max<size_t>(batch_bytes, 1),
-                           static_cast<size_t>(auto_depth), static_cast<size_t>(kMaxPrefetch)));
+                           static_cast<size_t>(auto_depth), static_cast<size_t>(within_memory)));
   } else {
     t.start_prefetch = t.max_prefetch = o.prefetch;
   }
@@ -176,6 +177,13 @@ LoaderCore::LoaderCore(std::shared_ptr<const Dataset> dataset, LoaderOptions opt
         "a batch buffer of {:.0f} bytes ({} samples of {} bytes) is more than this machine's "
         "memory: {}; lower the batch size, or leave the field out",
         batch_bytes, options_.batch_size, layout_.sample_bytes(), largest_slot(layout_))));
+  // Nor can the window's buffers, which the workers fill: the depth set by hand is refused, an
+  // auto one was held to half the memory (prefetch_within_memory).
+  if (memory > 0 && static_cast<double>(buffers) * batch_bytes > static_cast<double>(memory))
+    throw Error(invalid_argument(fmt::format(
+        "prefetch {} keeps {} batch buffers of {:.0f} bytes, more than this machine's {} bytes "
+        "of memory: lower prefetch (or leave it auto) or the batch size; {}",
+        options_.prefetch, buffers, batch_bytes, memory, largest_slot(layout_))));
   pool_ = BufferPool::create(layout_, options_.batch_size, buffers, std::move(allocator));
   try {
     pool_->acquire();  // the first buffer, so that an impossible size fails here, not in a worker
@@ -213,6 +221,10 @@ LoaderCore::~LoaderCore() = default;
 
 int64_t LoaderCore::batches_per_epoch() const {
   return make_sampler(*dataset_, options_).num_batches();
+}
+
+int64_t LoaderCore::epoch_samples() const {
+  return make_sampler(*dataset_, options_).dataset_size();
 }
 
 EpochPlan LoaderCore::plan(int64_t e) const { return make_sampler(*dataset_, options_).plan(e); }

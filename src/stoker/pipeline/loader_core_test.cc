@@ -3,6 +3,7 @@
 // these run under ASan+UBSan and TSan. workers == 0 is the single-thread variant of each.
 #include "stoker/pipeline/loader_core.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -22,6 +23,8 @@
 #include "stoker/testing/loader_fixture.h"
 #include "stoker/testing/slow_shard_source.h"
 #include "stoker/trace/chrome_trace.h"
+#include "stoker/util/cancel_scope.h"
+#include "stoker/util/machine.h"
 #include "stoker/util/mapped_read_guard.h"
 
 namespace stoker {
@@ -621,6 +624,31 @@ TEST_F(LoaderCoreTest, OneLiveEpochAtATime) {
   }
 }
 
+// An epoch's start whose order build is cancelled (Ctrl-C from Python: util/cancel_scope.h)
+// throws kCancelled and changes nothing: the same start then delivers the epoch, also where
+// the workers had built it ahead behind the last one.
+TEST_F(LoaderCoreTest, ACancelledEpochStartChangesNothing) {
+  for (int workers : {0, 2}) {
+    LoaderCore fresh(dataset_, options(workers));
+    const auto zero = labels(fresh, 0);
+    const auto one = labels(fresh, 1);
+    LoaderCore loader(dataset_, options(workers));
+    const std::function<bool()> cancelled = [] { return true; };
+    for (const int64_t e : {0, 1}) {
+      try {
+        CancelScope scope(&cancelled);
+        loader.epoch(e);
+        ADD_FAILURE() << "epoch " << e << " started under a cancel, workers " << workers;
+      } catch (const Error& error) {
+        EXPECT_EQ(error.status().code(), StatusCode::kCancelled) << error.what();
+      }
+      EXPECT_EQ(loader.state().epoch, e);
+      EXPECT_EQ(loader.state().position, 0);
+      EXPECT_EQ(labels(loader, e), e == 0 ? zero : one) << "workers " << workers;
+    }
+  }
+}
+
 TEST_F(LoaderCoreTest, EpochsAreNumberedFromZeroToTheLargest) {
   for (int workers : {0, 2}) {
     LoaderCore loader(dataset_, options(workers));
@@ -799,6 +827,66 @@ TEST(AutoPrefetchTest, FillsSixteenMebibytesWithinFourToSixtyFourBatches) {
   EXPECT_EQ(auto_prefetch(2u << 20), 8);       // 2 MiB batches
   EXPECT_EQ(auto_prefetch(256u * 150528), 4);  // ImageNet-sized uint8, batch 256
   EXPECT_EQ(auto_prefetch(0), 64);
+}
+
+TEST(AutoPrefetchTest, ItsBuffersTakeAtMostHalfTheMemory) {
+  EXPECT_EQ(prefetch_within_memory(size_t{1} << 30, uint64_t{16} << 30), 6);  // 8 of 1 GiB
+  EXPECT_EQ(prefetch_within_memory(size_t{3} << 30, uint64_t{16} << 30), 1);  // never below 1
+  EXPECT_EQ(prefetch_within_memory(size_t{1} << 20, uint64_t{1} << 40), kMaxPrefetch);
+  EXPECT_EQ(prefetch_within_memory(size_t{1} << 30, 0), kMaxPrefetch);  // memory unknown
+}
+
+// A sample of `bytes` bytes of which only the first is written: a huge clip's slot, its pages
+// untouched (the buffers' memory is virtual but for a page a sample).
+class HugeSample : public Transform {
+ public:
+  explicit HugeSample(int64_t bytes) : bytes_(bytes) {}
+  DType dtype() const override { return DType::kUint8; }
+  std::vector<int64_t> sample_shape() const override { return {bytes_}; }
+  Status apply(const SampleInput&, uint8_t* slot) const override {
+    *slot = 1;
+    return Status::ok();
+  }
+
+ private:
+  int64_t bytes_;
+};
+
+// Batches of an eighth of the machine's memory (at most 4 GiB; long clips of large frames): an
+// auto prefetch keeps their buffers within half of it, which the pool's bytes never pass while
+// an epoch is read; a depth set by hand whose buffers exceed the memory is refused in one line.
+TEST_F(LoaderCoreTest, AnAutoPrefetchOfHugeBatchesStaysWithinHalfTheMemory) {
+  const uint64_t memory = machine_memory_bytes();
+  if (memory == 0) GTEST_SKIP() << "the machine's memory is unknown";
+  const size_t batch = std::min<uint64_t>(memory / 8, uint64_t{4} << 30) / 2 * 2;
+  LoaderOptions o = options(2);
+  o.batch_size = 2;
+  o.fields = {{"clip", std::make_shared<HugeSample>(static_cast<int64_t>(batch / 2))}};
+  o.prefetch = kAutoPrefetch;
+  LoaderCore loader(dataset_, o);
+  const int depth = loader.options().prefetch;
+  EXPECT_EQ(depth, std::min(auto_prefetch(batch), prefetch_within_memory(batch, memory)));
+  EXPECT_LE((depth + 2) * batch, memory / 2);
+  {
+    LoaderCore::Epoch epoch = loader.epoch(0);
+    HostBatch b;
+    for (int i = 0; i < 20 && epoch.next(b); ++i)
+      EXPECT_LE(loader.buffer_bytes(), (depth + 2) * batch) << "batch " << i;
+  }
+  o.prefetch = kMaxPrefetch;
+  try {
+    LoaderCore refused(dataset_, o);
+    ADD_FAILURE() << "a window beyond the memory";
+  } catch (const Error& e) {
+    EXPECT_EQ(
+        std::string(e.what()).rfind(
+            fmt::format("prefetch {} keeps {} batch buffers of {} bytes, more than this machine's",
+                        kMaxPrefetch, kMaxPrefetch + 2, batch),
+            0),
+        0u)
+        << e.what();
+    EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos);
+  }
 }
 
 TEST_F(LoaderCoreTest, AutoPrefetchIsResolvedFromTheBatchSize) {

@@ -199,4 +199,10 @@ int auto_prefetch(size_t batch_bytes) {
   return static_cast<int>(std::clamp<size_t>(kBudget / std::max<size_t>(batch_bytes, 1), 4, 64));
 }
 
+int prefetch_within_memory(size_t batch_bytes, uint64_t memory) {
+  if (memory == 0) return kMaxPrefetch;
+  const uint64_t buffers = memory / 2 / std::max<uint64_t>(batch_bytes, 1);
+  return static_cast<int>(std::clamp<uint64_t>(buffers, 3, uint64_t{kMaxPrefetch} + 2) - 2);
+}
+
 }  // namespace stoker

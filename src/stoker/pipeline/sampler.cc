@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "stoker/pipeline/order_registry.h"
+#include "stoker/util/cancel_scope.h"
 #include "stoker/util/status.h"
 
 namespace stoker {
@@ -171,8 +172,10 @@ Sampler::Sampler(int64_t dataset_size, SamplerOptions options)
 std::vector<int64_t> Sampler::samples(int64_t epoch) const {
   std::vector<int64_t> order = order_->order(epoch);
   // Each base sample `repeats` times in a row; backwards, so that order[q / k] is still unread.
-  for (int64_t q = dataset_size_ - 1; q >= 0 && options_.repeats > 1; --q)
+  for (int64_t q = dataset_size_ - 1; q >= 0 && options_.repeats > 1; --q) {
+    poll_cancellation(q);
     order[q] = order[q / options_.repeats];
+  }
   return order;
 }
 
@@ -205,6 +208,7 @@ EpochPlan Sampler::plan(int64_t epoch, int64_t start) const {
     if (k > 1) repeats.resize(static_cast<size_t>(per_rank));
     if (per_record > 1) parts.resize(static_cast<size_t>(per_rank));
     for (int64_t i = 0; i < per_rank; ++i) {
+      poll_cancellation(i);
       // Positions past n (padding) wrap to the start of the order.
       const int64_t position = (start + i * w + r) % n;
       indices[i] = order[position] / per_record;

@@ -4,6 +4,7 @@
 #include <numeric>
 #include <utility>
 
+#include "stoker/util/cancel_scope.h"
 #include "stoker/util/permutation.h"
 #include "stoker/util/rng.h"
 
@@ -43,7 +44,10 @@ std::vector<int64_t> shard_window_order(uint64_t seed, int64_t epoch, int64_t wi
   // each bucket (a record or two on average) sorted by the low bits, i breaking ties.
   std::vector<int64_t> bucket_start(static_cast<size_t>(n + span) + 1, 0);
   for (int64_t s = 0, i = 0; s < shards; ++s) {
-    for (int64_t k = 0; k < shard_records[s]; ++k, ++i) ++bucket_start[key_of(s, i).first + 1];
+    for (int64_t k = 0; k < shard_records[s]; ++k, ++i) {
+      poll_cancellation(i);
+      ++bucket_start[key_of(s, i).first + 1];
+    }
   }
   std::partial_sum(bucket_start.begin(), bucket_start.end(), bucket_start.begin());
   struct Slot {
@@ -54,11 +58,13 @@ std::vector<int64_t> shard_window_order(uint64_t seed, int64_t epoch, int64_t wi
   std::vector<int64_t> next = bucket_start;
   for (int64_t s = 0, i = 0; s < shards; ++s) {
     for (int64_t k = 0; k < shard_records[s]; ++k, ++i) {
+      poll_cancellation(i);
       const auto [bucket, low] = key_of(s, i);
       slots[next[bucket]++] = Slot{low, i};
     }
   }
   for (size_t b = 0; b + 1 < bucket_start.size(); ++b) {
+    poll_cancellation(static_cast<int64_t>(b));
     std::sort(slots.begin() + bucket_start[b], slots.begin() + bucket_start[b + 1],
               [](const Slot& x, const Slot& y) {
                 return x.low != y.low ? x.low < y.low : x.index < y.index;

@@ -32,6 +32,7 @@
 #include "stoker/python/interruptible.h"
 #include "stoker/python/op_binding.h"
 #include "stoker/python/pinned_allocator.h"
+#include "stoker/python/sigint_cancelled.h"
 #include "stoker/python/sigint_watch.h"
 #include "stoker/store/data_identity.h"
 #include "stoker/store/dataset.h"
@@ -518,10 +519,11 @@ class BoundLoader {
   }
 
   int64_t batches_per_epoch() const { return configured(*shared_).batches_per_epoch(); }
+  int64_t epoch_samples() const { return configured(*shared_).epoch_samples(); }
 
   // This rank's indices of epoch `epoch`, in the loader's order (int64 [samples]).
   py::array_t<int64_t> indices(int64_t epoch) const {
-    const EpochPlan plan = configured(*shared_).plan(epoch);
+    const EpochPlan plan = cancelled_by_sigint([&] { return configured(*shared_).plan(epoch); });
     const IndexSpan all = plan.sequence();
     py::array_t<int64_t> out(static_cast<py::ssize_t>(all.size));
     std::copy(all.begin(), all.end(), out.mutable_data());
@@ -603,7 +605,8 @@ class BoundEpoch {
     BusyScope busy(shared_->busy, kLoaderBusy);
     install_mapped_read_fault_handler();
     LoaderCore& core = working(*shared_);
-    epoch_.emplace(batches ? core.epoch(e, std::move(*batches)) : core.epoch(e));
+    cancelled_by_sigint(
+        [&] { epoch_.emplace(batches ? core.epoch(e, std::move(*batches)) : core.epoch(e)); });
     size_ = epoch_->size();
   }
 
@@ -818,6 +821,7 @@ void register_loader(py::module_& module) {
       .def_property_readonly("fields", &BoundLoader::fields)
       .def_property_readonly("variable_fields", &BoundLoader::variable_fields)
       .def("batches_per_epoch", &BoundLoader::batches_per_epoch)
+      .def("epoch_samples", &BoundLoader::epoch_samples)
       .def("indices", &BoundLoader::indices, "epoch"_a)
       .def("state", &BoundLoader::state)
       .def("restore", &BoundLoader::restore, py::kw_only(), "seed"_a, "epoch"_a, "position"_a,

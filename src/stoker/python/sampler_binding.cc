@@ -15,6 +15,7 @@
 #include "stoker/pipeline/order_registry.h"
 #include "stoker/pipeline/sampler.h"
 #include "stoker/python/op_binding.h"
+#include "stoker/python/sigint_cancelled.h"
 #include "stoker/util/status.h"
 
 namespace stoker::python {
@@ -73,7 +74,7 @@ py::tuple sampler_plan(int64_t size, uint64_t seed, bool shuffle, int rank, int 
     sampler.emplace(make_order("mixture", input, params_from(mixture)).value_or_throw(), options);
   }
   check_range("start", start, 0, sampler->dataset_size());
-  const EpochPlan plan = sampler->plan(epoch, start);
+  const EpochPlan plan = cancelled_by_sigint([&] { return sampler->plan(epoch, start); });
   const int64_t batches = plan.num_batches();
   int64_t samples = 0;
   for (int64_t b = 0; b < batches; ++b) samples += static_cast<int64_t>(plan.batch(b).size);

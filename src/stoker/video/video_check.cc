@@ -28,7 +28,8 @@ double declared_seconds(const VideoFile& file) {
 
 }  // namespace
 
-Result<VideoFacts> examine_video(const std::string& name, ByteSpan bytes, VideoDecode decode) {
+Result<VideoFacts> examine_video(const std::string& name, ByteSpan bytes, VideoDecode decode,
+                                 int64_t max_pixels) {
   STOKER_ASSIGN_OR_RETURN(std::unique_ptr<VideoBytes> read, video_field_bytes(name, bytes));
   STOKER_ASSIGN_OR_RETURN(VideoFile file, open_video_bytes(std::move(read)));
   STOKER_ASSIGN_OR_RETURN(VideoIndex index, read_video_index(file));
@@ -37,6 +38,10 @@ Result<VideoFacts> examine_video(const std::string& name, ByteSpan bytes, VideoD
   facts.width = index.upright_width();
   facts.height = index.upright_height();
   facts.frames = index.frame_count();
+  if (max_pixels > 0) {
+    const Status size = check_frame_pixels(index.width, index.height, max_pixels);
+    if (!size.is_ok()) return Status(size.code(), video_named(name) + ": " + size.message());
+  }
   std::vector<int64_t> decoded;
   for (int64_t i = 0; i < index.frame_count(); ++i) {
     const bool key = index.keyframe[static_cast<size_t>(i)] != 0;

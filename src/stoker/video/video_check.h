@@ -5,7 +5,8 @@
 // keyframe decodes one frame per group of pictures (a keyframe is where every decode starts):
 // it finds a stream that does not decode at all or whose groups are damaged at their start, at a
 // fraction of a full decode's cost; every frame finds a damaged frame anywhere. Errors are one
-// line naming the video and, for a decode, its frame. Functions; thread-safe.
+// line naming the video and, for a decode, its frame. Also the size bound of a video's frames
+// that DecodeClip applies (its max_pixels) and verify checks. Functions; thread-safe.
 
 #include <cstdint>
 #include <string>
@@ -33,8 +34,22 @@ inline constexpr auto kVideoDecodeNames =
                              {VideoDecode::kKeyframes, "keyframes"},
                              {VideoDecode::kAllFrames, "all"}});
 
+// The most pixels (width x height) a frame may have unless DecodeClip's max_pixels says otherwise:
+// above it the video is refused rather than decoded (a 16000x16000 frame takes 384 MB as RGB).
+inline constexpr int64_t kDefaultMaxFramePixels = int64_t{1} << 25;
+
+// kInvalidArgument "its WxH frames are above max_pixels N" for frames of more than `max_pixels`
+// pixels, else ok: what DecodeClip refuses a video for, and verify reports.
+inline Status check_frame_pixels(int width, int height, int64_t max_pixels) {
+  if (int64_t{width} * height <= max_pixels) return Status::ok();
+  return invalid_argument("its " + std::to_string(width) + "x" + std::to_string(height) +
+                          " frames are above max_pixels " + std::to_string(max_pixels));
+}
+
 // Opens the video in `bytes` named `name` ("": "the video"; a reference's read by ranges,
-// video_reference.h), reads its index and decodes what `decode` says.
-Result<VideoFacts> examine_video(const std::string& name, ByteSpan bytes, VideoDecode decode);
+// video_reference.h), reads its index and decodes what `decode` says. Frames above `max_pixels`
+// (check_frame_pixels; 0: no bound) are an error found before any decode.
+Result<VideoFacts> examine_video(const std::string& name, ByteSpan bytes, VideoDecode decode,
+                                 int64_t max_pixels = 0);
 
 }  // namespace stoker::video

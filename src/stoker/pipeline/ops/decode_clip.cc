@@ -48,6 +48,7 @@
 #include "stoker/video/clip_sampler_params.h"
 #include "stoker/video/frame_decoder.h"
 #include "stoker/video/video_cache.h"
+#include "stoker/video/video_check.h"
 
 namespace stoker::ops {
 namespace {
@@ -130,9 +131,7 @@ class DecodeClip : public Transform {
     STOKER_ASSIGN_OR_RETURN(video::IndexedVideo opened,
                             video::open_indexed_video(bytes, cache_dir_));
     const video::VideoIndex& index = *opened.index;
-    if (int64_t{index.width} * index.height > max_pixels_)
-      return invalid_argument(fmt::format("its {}x{} frames are above max_pixels {}", index.width,
-                                          index.height, max_pixels_));
+    STOKER_RETURN_IF_ERROR(video::check_frame_pixels(index.width, index.height, max_pixels_));
     CounterRng rng = input.rng();
     STOKER_ASSIGN_OR_RETURN(
         std::vector<int64_t> frames,
@@ -318,7 +317,7 @@ OpSpec decode_clip() {
       ParamSpec::reals("std", {1.0, 1.0, 1.0}, "per-channel standard deviation, non-zero", 3, 3),
       ParamSpec::choice("layout", "TCHW", {"TCHW", "CTHW"},
                         "a clip's dimensions: frames first, or channels first"),
-      ParamSpec::integer("max_pixels", int64_t{1} << 25,
+      ParamSpec::integer("max_pixels", video::kDefaultMaxFramePixels,
                          "the largest frame (width x height) decoded; larger is an error")
           .in(1, int64_t{1} << 30),
       ParamSpec::integer("threads", 1,

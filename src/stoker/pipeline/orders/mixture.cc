@@ -15,6 +15,7 @@
 #include <numeric>
 
 #include "stoker/pipeline/order_registry.h"
+#include "stoker/util/cancel_scope.h"
 #include "stoker/util/machine.h"
 #include "stoker/util/permutation.h"
 #include "stoker/util/rng.h"
@@ -52,11 +53,15 @@ void interleave(const std::vector<int64_t>& counts, uint64_t seed, uint64_t stre
     std::vector<int64_t> blocks;
     for (size_t p = 0; p < counts.size(); ++p) blocks.insert(blocks.end(), counts[p], p);
     const std::vector<int64_t> at = fisher_yates(size, seed, stream);
-    for (int64_t i = 0; i < size; ++i) parts[i] = blocks[static_cast<size_t>(at[i])];
+    for (int64_t i = 0; i < size; ++i) {
+      poll_cancellation(i);
+      parts[i] = blocks[static_cast<size_t>(at[i])];
+    }
     return;
   }
   std::vector<int64_t> given(counts.size(), 0);
   for (int64_t i = 0; i < size; ++i) {
+    poll_cancellation(i);
     size_t best = 0;
     __int128 most = 0;
     for (size_t p = 0; p < counts.size(); ++p) {
@@ -113,6 +118,7 @@ class Mixture : public GlobalOrder {
     std::vector<std::vector<int64_t>> part_order(sizes_.size());
     std::vector<int64_t> order(parts.size());
     for (size_t i = 0; i < parts.size(); ++i) {
+      poll_cancellation(static_cast<int64_t>(i));
       const int64_t p = parts[i];
       const __int128 j = before[p] + taken[p]++;
       const auto e = static_cast<int64_t>(static_cast<uint64_t>(j / sizes_[p]));
