@@ -44,10 +44,12 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "stoker/store/import/token_boundaries.h"
+#include "stoker/store/import/token_column.h"
 #include "stoker/store/import/token_layout.h"
 #include "stoker/store/import/token_packing.h"
 #include "stoker/store/in_place_files.h"
@@ -85,6 +87,10 @@ struct TokenSourceOptions {
   // The token id that ends each document's prompt (-1: none): labels that predict a prompt's
   // tokens are masked (token_boundaries.h), the array scanned for it at open.
   int64_t prompt_end_id = -1;
+  // Set where the path is the copy (PREFIX) of a table's column (token_column.h): then the
+  // source's location and messages name the column's location, the files it was decoded from
+  // are checked with the copy at each read, and file_stamps() names them, not the copy.
+  std::optional<TokenColumn> column;
 };
 
 class TokenSource : public UnitReadSource {
@@ -143,6 +149,8 @@ class TokenSource : public UnitReadSource {
                                              const uint8_t* tokens) const;
 
   std::string path_;
+  std::string shown_;   // the name messages give: the data file's, or a column's location
+  bool decoded_ = false;  // a column's copy (file_stamps: the files decoded, files_ from 2)
   std::string format_;  // for describe(): "nanoGPT .bin", ".npy", "Megatron-LM indexed dataset"
   int64_t seq_len_ = 0;
   int64_t tokens_ = 0;        // part_tokens()
@@ -160,7 +168,8 @@ class TokenSource : public UnitReadSource {
   // The documents' prompts (TokenSourceOptions::prompt_end_id; null: none).
   std::shared_ptr<const std::vector<PromptRange>> prompts_;
   TokenLayout layout_;
-  std::shared_ptr<const InPlaceFiles> files_;  // the data file, then Megatron's index
+  // The data file, then Megatron's index, then a column's files decoded.
+  std::shared_ptr<const InPlaceFiles> files_;
   std::vector<FileIdentity> identities_;       // of files_, when opened
   // The data file mapped, where its tokens are one run (layout_.spans has one); else null.
   std::shared_ptr<const MappedFile> mapping_;
