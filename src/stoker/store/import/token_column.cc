@@ -150,9 +150,10 @@ class CopyWriter {
   template <typename T>
   Status append_row(const T* ids, int64_t n, const std::string& where) {
     if (n > std::numeric_limits<int32_t>::max())
-      return invalid_argument(fmt::format("{}: {} token ids, more than a Megatron-LM sequence "
-                                          "holds (2^31 - 1)",
-                                          where, n));
+      return invalid_argument(
+          fmt::format("{}: {} token ids, more than a Megatron-LM sequence "
+                      "holds (2^31 - 1)",
+                      where, n));
     uint64_t max = 0;
     for (int64_t i = 0; i < n; ++i) {
       if constexpr (std::is_signed_v<T>) {
@@ -302,8 +303,8 @@ Status append_items(const arrow::Array& lists, const arrow::Array& items, const 
 // (ValidateFull: a damaged file's offsets are never followed).
 Status append_array(const arrow::Array& lists, const Place& place, CopyWriter& out) {
   if (arrow::Status valid = lists.ValidateFull(); !valid.ok())
-    return corrupt(fmt::format("{}: ({}): damaged column data: {}", place.file, place.unit,
-                               valid.message()));
+    return corrupt(
+        fmt::format("{}: ({}): damaged column data: {}", place.file, place.unit, valid.message()));
   if (lists.type_id() == arrow::Type::LIST)
     return append_items<int32_t>(lists, *static_cast<const arrow::ListArray&>(lists).values(),
                                  place, out);
@@ -490,8 +491,8 @@ Result<TokenColumn> token_column(const std::string& path, const std::string& col
     Result<FileIdentity> now = files->identity(i);
     if (!now.is_ok()) return now.status();
     if (now.value() != identities[i])
-      return io_error(fmt::format("{}: changed while it was decoded (its size or time)",
-                                  result.files[i]));
+      return io_error(
+          fmt::format("{}: changed while it was decoded (its size or time)", result.files[i]));
   }
   fs::rename(temp, dir, ec);
   if (ec && !fs::is_regular_file(result.prefix + ".idx"))  // else another process's is there

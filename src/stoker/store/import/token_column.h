@@ -37,13 +37,13 @@
 namespace stoker {
 
 struct TokenColumn {
-  std::string location;            // the path the files were named by
+  std::string location;  // the path the files were named by
   std::string column;
-  std::string prefix;              // the copy: PREFIX.bin and PREFIX.idx
-  std::vector<std::string> files;  // the files decoded, in order
+  std::string prefix;                    // the copy: PREFIX.bin and PREFIX.idx
+  std::vector<std::string> files;        // the files decoded, in order
   std::vector<FileIdentity> identities;  // of `files`, as the copy was made of them
-  std::string format;              // "Parquet" or "Arrow"
-  bool decoded = false;            // whether this call decoded them (not found in the cache)
+  std::string format;                    // "Parquet" or "Arrow"
+  bool decoded = false;                  // whether this call decoded them (not found in the cache)
 };
 
 // The decoded copy of column `column` of the Parquet (`.parquet`) or Arrow (`.arrow`) files

@@ -128,8 +128,8 @@ Result<std::shared_ptr<TokenSource>> TokenSource::open(const std::string& path,
     source->layout_ = std::move(parsed.layout);
     source->documents_ = parsed.documents;
     source->document_starts_ = std::move(parsed.document_starts);
-    source->format_ = options.column ? fmt::format("{} column '{}', decoded", options.column->format,
-                                                   options.column->column)
+    source->format_ = options.column ? fmt::format("{} column '{}', decoded",
+                                                   options.column->format, options.column->column)
                                      : "Megatron-LM indexed dataset";
   } else if (has_suffix(path, ".npy")) {
     STOKER_ASSIGN_OR_RETURN(source->layout_, npy_layout(path, size));
@@ -478,8 +478,8 @@ Status TokenSource::record_error(int /*unit*/, uint64_t /*record*/, uint64_t glo
                   fmt::format("{}: packed row {}: {}", shown_, global, status.message()));
   const uint64_t first = global * static_cast<uint64_t>(seq_len_);
   return Status(status.code(),
-                fmt::format("{}: sample {} (tokens [{}, {})): {}", shown_, global,
-                            first, first + static_cast<uint64_t>(seq_len_) + 1, status.message()));
+                fmt::format("{}: sample {} (tokens [{}, {})): {}", shown_, global, first,
+                            first + static_cast<uint64_t>(seq_len_) + 1, status.message()));
 }
 
 }  // namespace stoker

@@ -149,9 +149,9 @@ class TokenSource : public UnitReadSource {
                                              const uint8_t* tokens) const;
 
   std::string path_;
-  std::string shown_;   // the name messages give: the data file's, or a column's location
+  std::string shown_;     // the name messages give: the data file's, or a column's location
   bool decoded_ = false;  // a column's copy (file_stamps: the files decoded, files_ from 2)
-  std::string format_;  // for describe(): "nanoGPT .bin", ".npy", "Megatron-LM indexed dataset"
+  std::string format_;    // for describe(): "nanoGPT .bin", ".npy", "Megatron-LM indexed dataset"
   int64_t seq_len_ = 0;
   int64_t tokens_ = 0;        // part_tokens()
   int64_t unit_samples_ = 0;  // samples per unit (the last unit may have fewer)
@@ -170,7 +170,7 @@ class TokenSource : public UnitReadSource {
   TokenLayout layout_;
   // The data file, then Megatron's index, then a column's files decoded.
   std::shared_ptr<const InPlaceFiles> files_;
-  std::vector<FileIdentity> identities_;       // of files_, when opened
+  std::vector<FileIdentity> identities_;  // of files_, when opened
   // The data file mapped, where its tokens are one run (layout_.spans has one); else null.
   std::shared_ptr<const MappedFile> mapping_;
 };
