@@ -150,7 +150,7 @@ class CopyWriter {
   template <typename T>
   Status append_row(const T* ids, int64_t n, const std::string& where) {
     if (n > std::numeric_limits<int32_t>::max())
-      return invalid_argument(
+      return corrupt(
           fmt::format("{}: {} token ids, more than a Megatron-LM sequence "
                       "holds (2^31 - 1)",
                       where, n));
@@ -158,12 +158,12 @@ class CopyWriter {
     for (int64_t i = 0; i < n; ++i) {
       if constexpr (std::is_signed_v<T>) {
         if (ids[i] < 0)
-          return invalid_argument(
+          return corrupt(
               fmt::format("{}: token id {} at {} is negative, not a token id", where, ids[i], i));
       } else if constexpr (sizeof(T) == 8) {
         if (ids[i] > kInt64Max)
-          return invalid_argument(fmt::format(
-              "{}: token id {} at {} is beyond int64, not a token id", where, ids[i], i));
+          return corrupt(fmt::format("{}: token id {} at {} is beyond int64, not a token id", where,
+                                     ids[i], i));
       }
       max = std::max<uint64_t>(max, static_cast<uint64_t>(ids[i]));
     }
@@ -210,26 +210,21 @@ class CopyWriter {
   }
   template <typename S, typename T>
   Status store_as(const T* ids, size_t n) {
-    if constexpr (std::is_same_v<S, T>) return bin_.append(ids, n * sizeof(S));
-    std::vector<S>& out = narrowed_<S>();
-    out.resize(n);
-    for (size_t i = 0; i < n; ++i) out[i] = static_cast<S>(ids[i]);
-    return bin_.append(out.data(), n * sizeof(S));
-  }
-  template <typename S>
-  std::vector<S>& narrowed_() {
-    if constexpr (std::is_same_v<S, uint16_t>) return u16_;
-    if constexpr (std::is_same_v<S, int32_t>) return i32_;
-    return i64_;
+    if constexpr (std::is_same_v<S, T>) {
+      return bin_.append(ids, n * sizeof(S));
+    } else {
+      scratch_.resize(n * sizeof(S));  // new's alignment suits any S
+      S* out = reinterpret_cast<S*>(scratch_.data());
+      for (size_t i = 0; i < n; ++i) out[i] = static_cast<S>(ids[i]);
+      return bin_.append(scratch_.data(), scratch_.size());
+    }
   }
 
   std::string dir_;
   TokenType type_;
   OutFile bin_;
   std::vector<int32_t> lengths_;
-  std::vector<uint16_t> u16_;
-  std::vector<int32_t> i32_;
-  std::vector<int64_t> i64_;
+  std::vector<uint8_t> scratch_;  // ids narrowed to the stored type
 };
 
 // Why `type` is no column of token ids, or "" when it is a list of integers.
@@ -263,14 +258,12 @@ Status append_lists(const arrow::Array& lists, const arrow::Array& items, const 
   const T* ids = items.data()->GetValues<T>(1);
   for (int64_t r = 0; r < lists.length(); ++r) {
     if (lists.IsNull(r))
-      return invalid_argument(
-          fmt::format("{}: a null row, not a document's token ids", place.row(r)));
+      return corrupt(fmt::format("{}: a null row, not a document's token ids", place.row(r)));
     const Offset begin = offsets[r], end = offsets[r + 1];
     if (items.null_count() > 0)
       for (Offset i = begin; i < end; ++i)
         if (items.IsNull(i))
-          return invalid_argument(
-              fmt::format("{}: a null token id at {}", place.row(r), i - begin));
+          return corrupt(fmt::format("{}: a null token id at {}", place.row(r), i - begin));
     STOKER_RETURN_IF_ERROR(out.append_row(ids + begin, end - begin, place.row(r)));
   }
   return Status::ok();
