@@ -101,6 +101,11 @@ def test_a_later_open_decodes_nothing_and_a_changed_file_is_decoded_again(tmp_pa
     same(loaded(stoker.Tokens(path, seq_len=L)), expected(documents(3, 40)))
     first = copies(cache)
     assert len(first) == 1
+    # Its bytes zeroed, its size and time kept: the copy is read, the file not decoded again.
+    stat, data = os.stat(path), bytearray(path.read_bytes())
+    data[4:len(data) // 2] = bytes(len(data) // 2 - 4)
+    path.write_bytes(data)
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     same(loaded(stoker.Tokens(path, seq_len=L)), expected(documents(3, 40)))
     assert copies(cache) == first
     write_parquet(path, documents(4, 50))
@@ -184,6 +189,11 @@ def test_bad_tables_are_one_line_errors_and_leave_nothing_in_the_cache(tmp_path,
     cut = write_parquet(tmp_path / "cut.parquet", ok)
     cut.write_bytes(cut.read_bytes()[:-30])
     assert "not a Parquet file" in refused(cut)
+    zeroed = write_parquet(tmp_path / "zeroed.parquet", ok)
+    data = bytearray(zeroed.read_bytes())
+    data[4:40] = bytes(36)  # the first page's header
+    zeroed.write_bytes(data)
+    assert "row group 0: " in refused(zeroed)
     arrow = tmp_path / "bad.arrow"
     arrow.write_bytes(b"not arrow at all")
     assert "not an Arrow file" in refused(arrow)

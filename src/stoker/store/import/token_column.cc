@@ -22,6 +22,7 @@
 #include <utility>
 
 #include "stoker/store/import/data_files.h"
+#include "stoker/store/import/image_table_rows.h"
 #include "stoker/store/import/megatron_index.h"
 #include "stoker/store/import/token_layout.h"
 #include "stoker/store/in_place_files.h"
@@ -296,8 +297,8 @@ Status append_items(const arrow::Array& lists, const arrow::Array& items, const 
 // (ValidateFull: a damaged file's offsets are never followed).
 Status append_array(const arrow::Array& lists, const Place& place, CopyWriter& out) {
   if (arrow::Status valid = lists.ValidateFull(); !valid.ok())
-    return corrupt(
-        fmt::format("{}: ({}): damaged column data: {}", place.file, place.unit, valid.message()));
+    return corrupt(fmt::format("{} ({}): damaged column data: {}", place.file, place.unit,
+                               arrow_message(valid.message().c_str())));
   if (lists.type_id() == arrow::Type::LIST)
     return append_items<int32_t>(lists, *static_cast<const arrow::ListArray&>(lists).values(),
                                  place, out);
@@ -340,13 +341,15 @@ Status decode_parquet(const std::string& name, const std::string& column, CopyWr
   };
   arrow::Result<std::shared_ptr<arrow::io::ReadableFile>> file =
       arrow::io::ReadableFile::Open(name);
-  if (!file.ok()) return io_error(fmt::format("{}: {}", name, file.status().message()));
+  if (!file.ok())
+    return io_error(fmt::format("{}: {}", name, arrow_message(file.status().message().c_str())));
   try {
     arrow::Result<std::unique_ptr<parquet::arrow::FileReader>> reader =
         parquet::arrow::OpenFile(*file, arrow::default_memory_pool());
-    if (!reader.ok()) return refused(reader.status().message());
+    if (!reader.ok()) return refused(arrow_message(reader.status().message().c_str()));
     std::shared_ptr<arrow::Schema> schema;
-    if (arrow::Status s = (*reader)->GetSchema(&schema); !s.ok()) return refused(s.message());
+    if (arrow::Status s = (*reader)->GetSchema(&schema); !s.ok())
+      return refused(arrow_message(s.message().c_str()));
     STOKER_ASSIGN_OR_RETURN(int index, column_index(name, *schema, column));
     const parquet::FileMetaData& meta = *(*reader)->parquet_reader()->metadata();
     if (std::optional<uint64_t> max =
@@ -354,11 +357,17 @@ Status decode_parquet(const std::string& name, const std::string& column, CopyWr
       STOKER_RETURN_IF_ERROR(out.widen_to(type_for(*max)));
     uint64_t first_row = 0;
     for (int g = 0; g < meta.num_row_groups(); ++g) {
-      const Place place{name, first_row, fmt::format("row group {}", g)};
+      Place at{name, first_row, fmt::format("row group {}", g)};
       std::shared_ptr<arrow::ChunkedArray> chunks;
-      if (arrow::Status s = (*reader)->RowGroup(g)->Column(index)->Read(&chunks); !s.ok())
-        return corrupt(fmt::format("{}: row group {}: {}", name, g, s.message()));
-      Place at = place;
+      arrow::Status s;
+      try {  // Arrow's reader throws on some damaged pages
+        s = (*reader)->RowGroup(g)->Column(index)->Read(&chunks);
+      } catch (const std::exception& e) {
+        s = arrow::Status::Invalid(e.what());
+      }
+      if (!s.ok())
+        return corrupt(
+            fmt::format("{}: row group {}: {}", name, g, arrow_message(s.message().c_str())));
       for (const std::shared_ptr<arrow::Array>& chunk : chunks->chunks()) {
         STOKER_RETURN_IF_ERROR(append_array(*chunk, at, out));
         at.first_row += static_cast<uint64_t>(chunk->length());
@@ -366,7 +375,7 @@ Status decode_parquet(const std::string& name, const std::string& column, CopyWr
       first_row += static_cast<uint64_t>(meta.RowGroup(g)->num_rows());
     }
   } catch (const std::exception& e) {
-    return refused(e.what());
+    return refused(arrow_message(e.what()));
   }
   return Status::ok();
 }
@@ -378,7 +387,8 @@ Status decode_arrow(const std::string& name, const std::string& column, CopyWrit
   };
   arrow::Result<std::shared_ptr<arrow::io::MemoryMappedFile>> file =
       arrow::io::MemoryMappedFile::Open(name, arrow::io::FileMode::READ);
-  if (!file.ok()) return io_error(fmt::format("{}: {}", name, file.status().message()));
+  if (!file.ok())
+    return io_error(fmt::format("{}: {}", name, arrow_message(file.status().message().c_str())));
   // The next batch (null at the end), and its unit's name.
   std::function<arrow::Result<std::shared_ptr<arrow::RecordBatch>>()> next;
   std::shared_ptr<arrow::Schema> schema;
@@ -390,9 +400,10 @@ Status decode_arrow(const std::string& name, const std::string& column, CopyWrit
       return reader->ReadRecordBatch(batch);
     };
   } else {
-    if (arrow::Status s = (*file)->Seek(0); !s.ok()) return refused(s.message());
+    if (arrow::Status s = (*file)->Seek(0); !s.ok())
+      return refused(arrow_message(s.message().c_str()));
     auto stream = arrow::ipc::RecordBatchStreamReader::Open(*file);
-    if (!stream.ok()) return refused(stream.status().message());
+    if (!stream.ok()) return refused(arrow_message(stream.status().message().c_str()));
     schema = (*stream)->schema();
     next = [stream = *stream]() { return stream->Next(); };
   }
@@ -400,7 +411,8 @@ Status decode_arrow(const std::string& name, const std::string& column, CopyWrit
   for (uint64_t first_row = 0;; ++batch) {
     const std::string unit = fmt::format("record batch {}", batch);
     arrow::Result<std::shared_ptr<arrow::RecordBatch>> got = next();
-    if (!got.ok()) return refused(fmt::format("{}: {}", unit, got.status().message()));
+    if (!got.ok())
+      return refused(fmt::format("{}: {}", unit, arrow_message(got.status().message().c_str())));
     if (!*got) return Status::ok();
     STOKER_RETURN_IF_ERROR(append_array(*(*got)->column(index), {name, first_row, unit}, out));
     first_row += static_cast<uint64_t>((*got)->num_rows());
