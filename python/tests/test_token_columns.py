@@ -5,6 +5,9 @@ split as for a token file, with the rows as documents; the column decoded once i
 every id fits; bad tables refused in one line naming the file and row, nothing left in the cache."""
 
 import os
+import subprocess
+import sys
+import time
 
 import numpy as np
 import pyarrow as pa
@@ -198,6 +201,9 @@ def test_bad_tables_are_one_line_errors_and_leave_nothing_in_the_cache(tmp_path,
     arrow.write_bytes(b"not arrow at all")
     assert "not an Arrow file" in refused(arrow)
     assert copies(cache) == {}
+    url = "https://example.com/data/train-00000-of-00001.parquet"
+    with pytest.raises(stoker.Error, match="read from local paths only, not URLs"):
+        stoker.Loader(stoker.Tokens(url, seq_len=L))
     short = write_parquet(tmp_path / "short.parquet", [np.arange(L)])
     assert "fewer than seq_len + 1" in refused(short, ValueError)
     assert refused(short, ValueError, column="text").endswith("no column 'text' (its columns: "
@@ -225,3 +231,33 @@ def test_hugging_face_datasets_saved_to_disk_and_to_parquet(tmp_path, cache):
     want = expected([np.array([ord(c) for c in t]) for t in text])
     for path in (tmp_path / "saved", tmp_path / "train.parquet"):
         same(loaded(stoker.Tokens(path, seq_len=L)), want)
+
+
+OPEN = """
+import os, sys, time
+path, warm, ready, go = sys.argv[1:5]
+sys.path[:0] = sys.argv[5:]
+import stoker
+stoker.Loader(stoker.Tokens(warm, seq_len=16))  # a process's first loader's setup done
+open(ready, "w").close()
+while not os.path.exists(go):  # all start decoding together
+    time.sleep(0.001)
+stoker.Loader(stoker.Tokens(path, seq_len=16))
+"""
+
+
+def test_processes_decoding_at_once_leave_one_whole_copy(tmp_path, cache):
+    docs = documents(11, 30000)
+    path = write_parquet(tmp_path / "t.parquet", docs, row_group_size=1000)
+    warm, go = tmp_path / "warm.bin", tmp_path / "go"
+    np.arange(4 * L, dtype=np.uint16).tofile(warm)
+    ready = [tmp_path / f"ready-{i}" for i in range(3)]
+    runs = [subprocess.Popen([sys.executable, "-c", OPEN, str(path), str(warm), str(r), str(go),
+                              *sys.path], stderr=subprocess.PIPE, text=True) for r in ready]
+    while not all(r.exists() for r in ready) and all(run.poll() is None for run in runs):
+        time.sleep(0.01)
+    go.touch()
+    for run in runs:
+        assert run.wait(timeout=120) == 0, run.stderr.read()
+    assert len(copies(cache)) == 1  # and no temporary
+    same(loaded(stoker.Tokens(path, seq_len=L)), expected(docs))
