@@ -152,9 +152,7 @@ class CopyWriter {
   Status append_row(const T* ids, int64_t n, const std::string& where) {
     if (n > std::numeric_limits<int32_t>::max())
       return corrupt(
-          fmt::format("{}: {} token ids, more than a Megatron-LM sequence "
-                      "holds (2^31 - 1)",
-                      where, n));
+          fmt::format("{}: {} token ids, more than a row may hold (2^31 - 1)", where, n));
     uint64_t max = 0;
     for (int64_t i = 0; i < n; ++i) {
       if constexpr (std::is_signed_v<T>) {
