@@ -16,7 +16,6 @@ import shutil
 import statistics
 import subprocess
 import sys
-import time
 
 import numpy as np
 
