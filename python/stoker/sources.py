@@ -325,16 +325,17 @@ class Arrow(_Source):
 class Tokens(_Source):
     """A flat array of token ids read in place, as language-model samples: nanoGPT's ``.bin``
     (raw little-endian ``dtype`` tokens, no header: ``"uint16"``, or ``"uint32"`` for
-    vocabularies above 65,535), a 1-D ``.npy`` of integers, or Megatron-LM's indexed dataset
-    (``PREFIX.bin`` with ``PREFIX.idx``, named by either file or the prefix). Concatenate and
+    vocabularies above 65,535), a 1-D ``.npy`` of integers, Megatron-LM's indexed dataset
+    (``PREFIX.bin`` with ``PREFIX.idx``, named by either file or the prefix), or Parquet or Arrow
+    files (a file, folder or glob; Hugging Face's ``to_parquet``, ``save_to_disk``) whose
+    ``column`` lists a document's token ids a row, decoded once into the cache. Concatenate and
     split, as nanoGPT's ``get_batch``: sample ``i`` is ``input_ids`` = tokens ``[i*L, (i+1)*L)``
     and ``labels`` = tokens ``[i*L+1, (i+1)*L+1)``, int64 ``[L]`` for ``L = seq_len`` (1024 by
     default), ``(tokens - 1) // L`` samples, each token but the tail in one sample's input_ids
-    per epoch. A local file, mapped; a token id below 0 (or from 2^63), or with ``vocab_size``
-    at or above it (checked once per unit read), fails its batch, under either ``on_error``.
+    per epoch. Local files; an id below 0, from 2^63 or from ``vocab_size`` fails its batch.
 
     Document boundaries (docs/DATA.md#token-files): a document ends after each ``eos_id``
-    token, or where a Megatron-LM ``.idx`` document index says; a sample's segments are its
+    token, or where a Megatron-LM ``.idx`` or a table's rows say; a sample's segments are its
     runs of one document. ``return_position_ids``: ``position_ids`` int64 ``[L]``, 0 at each
     segment's start. ``return_cu_seqlens``: ``cu_seqlens`` int64 ``[segments + 1]`` per sample,
     a variable field; ``"batch"``: the batch's rows flattened, int32 ``[segments + 1]`` with
@@ -359,8 +360,9 @@ class Tokens(_Source):
                  return_position_ids=False, return_cu_seqlens=False,
                  mask_boundary_labels=False, return_document_mask=False, packing="none",
                  packing_bins=64, pad_id=None, prompt_end_id=None, return_attention_mask=False,
-                 vocab_size=None, transforms=None):
+                 vocab_size=None, column="input_ids", transforms=None):
         self.path = os.fsdecode(path)
+        self.column = str(column)
         self.seq_len = int(seq_len)
         self.dtype = dtype
         self.eos_id = self._token_id("eos_id", eos_id)
@@ -417,7 +419,8 @@ class Tokens(_Source):
                 "packing_bins": self.packing_bins, "pad_id": self.pad_id,
                 "prompt_end_id": -1 if self.prompt_end_id is None else self.prompt_end_id,
                 "return_attention_mask": self.return_attention_mask,
-                "vocab_size": -1 if self.vocab_size is None else self.vocab_size}
+                "vocab_size": -1 if self.vocab_size is None else self.vocab_size,
+                "column": self.column}
 
     def __repr__(self):
         boundaries = "".join(f", {name}={getattr(self, name)!r}" for name in (
@@ -426,8 +429,9 @@ class Tokens(_Source):
             "return_attention_mask", "vocab_size")
             if getattr(self, name) not in (None, False, "none")
             and (self.packing != "none" or name not in ("packing_bins", "pad_id")))
+        column = f", column={self.column!r}" if self.column != "input_ids" else ""
         return (f"stoker.Tokens({self.path!r}, seq_len={self.seq_len}, dtype={self.dtype!r}"
-                f"{boundaries})")
+                f"{boundaries}{column})")
 
 
 class Mixture(_Source):

@@ -56,7 +56,7 @@ bool SavedReader::count(uint64_t& n, uint64_t min_bytes) {
 bool is_saved_form_folder(const std::string& name) {
   return name == kTarIndexFolder || name == kImageFolderListingFolder ||
          name == kVideoFolderListingFolder || name == kParquetFooterFolder ||
-         name == kVideoIndexFolder;
+         name == kVideoIndexFolder || name == kTokenColumnFolder;
 }
 
 std::string path_key(const std::string& path) {

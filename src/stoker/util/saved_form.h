@@ -38,12 +38,14 @@ class SavedReader {
 
 // The folders of a cache folder holding saved forms, beside the shard cache's datasets (which a
 // shard cache opened on the folder takes for its own): tars' indexes, image and video folders'
-// listings, remote Parquet files' footers, videos' indexes (by their bytes).
+// listings, remote Parquet files' footers, videos' indexes (by their bytes), token columns'
+// decoded copies (store/import/token_column.h).
 inline constexpr const char* kTarIndexFolder = "tar-indexes";
 inline constexpr const char* kImageFolderListingFolder = "image-folders";
 inline constexpr const char* kVideoFolderListingFolder = "video-folders";
 inline constexpr const char* kParquetFooterFolder = "parquet-footers";
 inline constexpr const char* kVideoIndexFolder = "video-indexes";
+inline constexpr const char* kTokenColumnFolder = "token-columns";  // decoded token columns
 // Whether `name` is one of them.
 bool is_saved_form_folder(const std::string& name);
 

@@ -1,11 +1,14 @@
 // Token files read in place (store/import/token_source.h): nanoGPT's .bin, a 1-D .npy or
-// Megatron-LM's indexed dataset, split into samples of seq_len tokens with their labels. Local
-// files only (a URL is refused in one line). `auto` takes Megatron's datasets and .npy token
-// arrays; a headerless .bin only when named (source="tokens"): it could be other data, and its
-// dtype is not in it.
+// Megatron-LM's indexed dataset, split into samples of seq_len tokens with their labels; or a
+// Parquet or Arrow table's column of token id lists, decoded once into a Megatron-LM dataset in
+// the cache folder (store/import/token_column.h). Local files only (a URL is refused in one
+// line). `auto` takes Megatron's datasets and .npy token arrays; a headerless .bin only when
+// named (source="tokens"): it could be other data, and its dtype is not in it.
 
+#include "stoker/access/source_opening.h"
 #include "stoker/access/source_registry.h"
 #include "stoker/net/remote_url.h"
+#include "stoker/store/import/data_files.h"
 #include "stoker/store/import/token_source.h"
 
 namespace stoker::sources {
@@ -36,8 +39,18 @@ Result<std::shared_ptr<const Dataset>> open_tokens(const SourceOpening& opening)
   options.attention_mask = opening.params.flag("return_attention_mask");
   options.prompt_end_id = opening.params.integer("prompt_end_id");
   options.vocab_size = opening.params.integer("vocab_size");
-  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<TokenSource> source,
-                          TokenSource::open(opening.location, options));
+  std::string path = opening.location;
+  if (is_data_path(path, ".parquet") || is_data_path(path, ".arrow")) {
+#if STOKER_WITH_PARQUET
+    STOKER_ASSIGN_OR_RETURN(std::string cache_dir, cache_dir_of(*opening.access));
+    STOKER_ASSIGN_OR_RETURN(options.column,
+                            token_column(path, opening.params.text("column"), cache_dir));
+    path = options.column->prefix;
+#else
+    return unsupported(path + ": this stoker was built without Parquet (STOKER_WITH_PARQUET)");
+#endif
+  }
+  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<TokenSource> source, TokenSource::open(path, options));
   return Dataset::open(std::move(source));
 }
 
@@ -48,7 +61,8 @@ SourceSpec tokens() {
   spec.name = "tokens";
   spec.doc =
       "a flat array of token ids read in place (nanoGPT's .bin, a 1-D .npy, Megatron-LM's "
-      ".bin + .idx), split into samples of seq_len tokens: input_ids and labels shifted by one";
+      ".bin + .idx, or a Parquet or Arrow column of token id lists decoded once), split into "
+      "samples of seq_len tokens: input_ids and labels shifted by one";
   spec.params = {
       ParamSpec::integer("seq_len", 1024,
                          "tokens per sample (nanoGPT's block_size default, 1024); each sample "
@@ -94,6 +108,9 @@ SourceSpec tokens() {
                          "the vocabulary's size: a token id at or above it fails its batch, and "
                          "eos_id, pad_id or prompt_end_id at or above it the opening; -1: none")
           .in(-1, 9.2e18),
+      ParamSpec::text("column", "input_ids",
+                      "of Parquet or Arrow files: the column of token id lists, one row per "
+                      "document (Hugging Face's tokenized input_ids)"),
   };
   spec.auto_rank = 40;
   spec.recognises = [](const std::string& location, const std::function<bool()>&) {

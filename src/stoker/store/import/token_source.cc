@@ -96,6 +96,12 @@ Result<std::shared_ptr<TokenSource>> TokenSource::open(const std::string& path,
   } else if (!is_regular(path)) {
     return no_token_file(path);
   }
+  source->shown_ = names[0];
+  if (const std::optional<TokenColumn>& column = options.column) {
+    source->path_ = source->shown_ = column->location;
+    source->decoded_ = true;
+    names.insert(names.end(), column->files.begin(), column->files.end());
+  }
   source->files_ = local_files(names);
   STOKER_ASSIGN_OR_RETURN(OpenFile data, source->files_->open(0, nullptr));
   source->identities_.push_back(data.identity);
@@ -103,6 +109,9 @@ Result<std::shared_ptr<TokenSource>> TokenSource::open(const std::string& path,
   if (!prefix.empty()) {
     STOKER_ASSIGN_OR_RETURN(OpenFile index, source->files_->open(1, nullptr));
     source->identities_.push_back(index.identity);
+    if (options.column)
+      source->identities_.insert(source->identities_.end(), options.column->identities.begin(),
+                                 options.column->identities.end());
     const IndexRead read = [&](uint64_t at, size_t n) -> Result<std::string> {
       std::string bytes(n, '\0');
       STOKER_ASSIGN_OR_RETURN(
@@ -120,7 +129,9 @@ Result<std::shared_ptr<TokenSource>> TokenSource::open(const std::string& path,
     source->layout_ = std::move(parsed.layout);
     source->documents_ = parsed.documents;
     source->document_starts_ = std::move(parsed.document_starts);
-    source->format_ = "Megatron-LM indexed dataset";
+    source->format_ = options.column ? fmt::format("{} column '{}', decoded",
+                                                   options.column->format, options.column->column)
+                                     : "Megatron-LM indexed dataset";
   } else if (has_suffix(path, ".npy")) {
     STOKER_ASSIGN_OR_RETURN(source->layout_, npy_layout(path, size));
     source->format_ = ".npy";
@@ -133,7 +144,7 @@ Result<std::shared_ptr<TokenSource>> TokenSource::open(const std::string& path,
   const bool packed = options.packing != TokenPacking::kNone;
   if (packed ? tokens == 0 : tokens < per_sample + 1)
     return invalid_argument(fmt::format("{}: {} tokens, fewer than seq_len + 1 ({}): no sample",
-                                        names[0], tokens, packed ? 1 : per_sample + 1));
+                                        source->shown_, tokens, packed ? 1 : per_sample + 1));
   if (source->layout_.spans.size() == 1 && data.offset == 0) {
     STOKER_ASSIGN_OR_RETURN(MappedFile mapped, MappedFile::open(names[0]));
     if (mapped.size() != size)
@@ -144,7 +155,7 @@ Result<std::shared_ptr<TokenSource>> TokenSource::open(const std::string& path,
                             {"labels", DType::kInt64, {length}}};
   STOKER_RETURN_IF_ERROR(source->set_boundaries(options, fields));
   Manifest manifest;
-  manifest.source = path;
+  manifest.source = source->path_;
   // Valid: a shape of 1 to 2^22.
   manifest.schema = Schema::create(std::move(fields)).value();
   manifest.format_version = manifest.schema.format_version();
@@ -179,7 +190,7 @@ Result<std::shared_ptr<TokenSource>> TokenSource::open(const std::string& path,
 }
 
 Status TokenSource::set_boundaries(const TokenSourceOptions& options, std::vector<Field>& fields) {
-  const std::string& name = files_->names()[0];
+  const std::string& name = shown_;
   const bool packed = options.packing != TokenPacking::kNone;
   if (options.vocab_size == 0 || options.vocab_size < -1)
     return invalid_argument(
@@ -271,16 +282,17 @@ Status TokenSource::set_boundaries(const TokenSourceOptions& options, std::vecto
 
 Result<std::vector<FileStamp>> TokenSource::file_stamps() const {
   std::vector<FileStamp> stamps;
-  for (size_t i = 0; i < identities_.size(); ++i)
+  for (size_t i = decoded_ ? 2 : 0; i < identities_.size(); ++i)
     stamps.push_back({files_->names()[i], identities_[i].size, identities_[i].stamp});
   return stamps;
 }
 
 std::string TokenSource::describe() const {
-  return fmt::format("{} ({}: {} {} tokens{}, {} {} of seq_len {}, read in place)", path_, format_,
-                     layout_.tokens, token_type_name(layout_.type),
+  return fmt::format("{} ({}: {} {} tokens{}, {} {} of seq_len {}, read in place{})", path_,
+                     format_, layout_.tokens, token_type_name(layout_.type),
                      documents_ ? fmt::format(" in {} documents", documents_) : "",
-                     manifest().records, plan_ ? "packed rows" : "samples", seq_len_);
+                     manifest().records, plan_ ? "packed rows" : "samples", seq_len_,
+                     decoded_ ? fmt::format(" from {}", files_->names()[0]) : "");
 }
 
 Status TokenSource::read_tokens(const OpenFile& data, uint64_t first, size_t n,
@@ -311,7 +323,7 @@ Status TokenSource::read_tokens(const OpenFile& data, uint64_t first, size_t n,
 
 Status TokenSource::bad_token(uint64_t token, const std::string& value,
                               const std::string& why) const {
-  const std::string& name = files_->names()[0];
+  const std::string& name = shown_;
   const std::string what = fmt::format("token {} is {}, {}", token, value, why);
   const auto length = static_cast<uint64_t>(seq_len_);
   // A packed row's pieces are not in token order; the tail after the last label is in no sample.
@@ -533,12 +545,12 @@ Result<ShardReader> TokenSource::read_unit(int u, std::map<uint64_t, std::string
 Status TokenSource::record_error(int /*unit*/, uint64_t /*record*/, uint64_t global,
                                  const Status& status) const {
   if (plan_)
-    return Status(status.code(), fmt::format("{}: packed row {}: {}", files_->names()[0], global,
-                                             status.message()));
+    return Status(status.code(),
+                  fmt::format("{}: packed row {}: {}", shown_, global, status.message()));
   const uint64_t first = global * static_cast<uint64_t>(seq_len_);
   return Status(status.code(),
-                fmt::format("{}: sample {} (tokens [{}, {})): {}", files_->names()[0], global,
-                            first, first + static_cast<uint64_t>(seq_len_) + 1, status.message()));
+                fmt::format("{}: sample {} (tokens [{}, {})): {}", shown_, global, first,
+                            first + static_cast<uint64_t>(seq_len_) + 1, status.message()));
 }
 
 }  // namespace stoker

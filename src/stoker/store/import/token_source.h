@@ -51,6 +51,7 @@
 #include <vector>
 
 #include "stoker/store/import/token_boundaries.h"
+#include "stoker/store/import/token_column.h"
 #include "stoker/store/import/token_layout.h"
 #include "stoker/store/import/token_packing.h"
 #include "stoker/store/in_place_files.h"
@@ -92,6 +93,10 @@ struct TokenSourceOptions {
   // read (skipped where the file's type holds no id from V), and eos_id, pad_id and
   // prompt_end_id at open.
   int64_t vocab_size = -1;
+  // Set where the path is the copy (PREFIX) of a table's column (token_column.h): then the
+  // source's location and messages name the column's location, the files it was decoded from
+  // are checked with the copy at each read, and file_stamps() names them, not the copy.
+  std::optional<TokenColumn> column;
 };
 
 // What `stoker inspect` and `verify` say of a token file (TokenSource::summarize).
@@ -172,7 +177,9 @@ class TokenSource : public UnitReadSource {
                                              const uint8_t* tokens) const;
 
   std::string path_;
-  std::string format_;  // for describe(): "nanoGPT .bin", ".npy", "Megatron-LM indexed dataset"
+  std::string shown_;     // the name messages give: the data file's, or a column's location
+  bool decoded_ = false;  // a column's copy (file_stamps: the files decoded, files_ from 2)
+  std::string format_;    // for describe(): "nanoGPT .bin", ".npy", "Megatron-LM indexed dataset"
   int64_t seq_len_ = 0;
   int64_t tokens_ = 0;        // part_tokens()
   int64_t unit_samples_ = 0;  // samples per unit (the last unit may have fewer)
@@ -190,8 +197,9 @@ class TokenSource : public UnitReadSource {
   // The documents' prompts (TokenSourceOptions::prompt_end_id; null: none).
   std::shared_ptr<const std::vector<PromptRange>> prompts_;
   TokenLayout layout_;
-  std::shared_ptr<const InPlaceFiles> files_;  // the data file, then Megatron's index
-  std::vector<FileIdentity> identities_;       // of files_, when opened
+  // The data file, then Megatron's index, then a column's files decoded.
+  std::shared_ptr<const InPlaceFiles> files_;
+  std::vector<FileIdentity> identities_;  // of files_, when opened
   // The data file mapped, where its tokens are one run (layout_.spans has one); else null.
   std::shared_ptr<const MappedFile> mapping_;
 };

@@ -1,0 +1,509 @@
+#include "stoker/store/import/token_column.h"
+
+#include <arrow/array.h>
+#include <arrow/io/file.h>
+#include <arrow/ipc/api.h>
+#include <arrow/record_batch.h>
+#include <arrow/type.h>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <parquet/arrow/reader.h>
+#include <parquet/file_reader.h>
+#include <parquet/metadata.h>
+#include <parquet/statistics.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+#include <utility>
+
+#include "stoker/store/import/data_files.h"
+#include "stoker/store/import/image_table_rows.h"
+#include "stoker/store/import/megatron_index.h"
+#include "stoker/store/import/token_layout.h"
+#include "stoker/store/in_place_files.h"
+#include "stoker/util/checksum.h"
+
+namespace stoker {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The copy's format, in its STAMP: a change makes older copies stale.
+constexpr uint64_t kCopyVersion = 1;
+constexpr uint64_t kInt64Max = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+
+std::string hex(uint64_t v) { return fmt::format("{:016x}", v); }
+
+// Where a chunk of rows is: its file, the file's row of its first, and its row group or batch.
+struct Place {
+  const std::string& file;
+  uint64_t first_row = 0;
+  std::string unit;  // "row group 3", "record batch 0"
+  std::string row(uint64_t r) const {
+    return fmt::format("{}: row {} ({})", file, first_row + r, unit);
+  }
+};
+
+// The narrowest stored type that holds token ids up to `max`.
+TokenType type_for(uint64_t max) {
+  if (max <= token_type_max(TokenType::kUint16)) return TokenType::kUint16;
+  if (max <= token_type_max(TokenType::kInt32)) return TokenType::kInt32;
+  return TokenType::kInt64;
+}
+
+uint8_t megatron_code(TokenType type) {
+  return type == TokenType::kUint16 ? 8 : type == TokenType::kInt32 ? 4 : 5;
+}
+
+// A file written with a buffer, kIoError naming it.
+class OutFile {
+ public:
+  ~OutFile() { close(); }
+  Status open(std::string path) {
+    path_ = std::move(path);
+    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd_ < 0) return io_error(fmt::format("{}: {}", path_, std::strerror(errno)));
+    return Status::ok();
+  }
+  Status append(const void* data, size_t size) {
+    const auto* bytes = static_cast<const uint8_t*>(data);
+    buffer_.insert(buffer_.end(), bytes, bytes + size);
+    return buffer_.size() >= (size_t{4} << 20) ? flush() : Status::ok();
+  }
+  Status flush() {
+    for (size_t done = 0; done < buffer_.size();) {
+      const ssize_t n = ::write(fd_, buffer_.data() + done, buffer_.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return io_error(fmt::format("{}: {}", path_, std::strerror(errno)));
+      done += static_cast<size_t>(n);
+    }
+    buffer_.clear();
+    return Status::ok();
+  }
+  Status finish() {
+    STOKER_RETURN_IF_ERROR(flush());
+    if (::fsync(fd_) != 0) return io_error(fmt::format("{}: {}", path_, std::strerror(errno)));
+    close();
+    return Status::ok();
+  }
+  void close() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  std::vector<uint8_t> buffer_;
+};
+
+template <typename T>
+void put(std::string& out, T v) {
+  out.append(reinterpret_cast<const char*>(&v), sizeof(v));
+}
+
+// The Megatron-LM dataset being written in folder `dir`: tokens.bin as rows come, tokens.idx at
+// the end from the rows' lengths.
+class CopyWriter {
+ public:
+  CopyWriter(std::string dir, TokenType type) : dir_(std::move(dir)), type_(type) {}
+
+  Status open() { return bin_.open(dir_ + "/tokens.bin"); }
+
+  // At least type `type` from now on (the tokens written so far rewritten).
+  Status widen_to(TokenType type) {
+    if (token_type_size(type) <= token_type_size(type_)) return Status::ok();
+    STOKER_RETURN_IF_ERROR(bin_.finish());
+    const std::string narrow = dir_ + "/tokens.bin";
+    const std::string wide = dir_ + "/tokens.wide";
+    STOKER_RETURN_IF_ERROR(bin_.open(wide));
+    const int in = ::open(narrow.c_str(), O_RDONLY | O_CLOEXEC);
+    if (in < 0) return io_error(fmt::format("{}: {}", narrow, std::strerror(errno)));
+    const size_t item = token_type_size(type_);
+    std::vector<uint8_t> bytes((size_t{1} << 20) * item);
+    std::vector<int64_t> tokens(size_t{1} << 20);
+    Status status = Status::ok();
+    for (ssize_t got = 0; status.is_ok();) {
+      got = ::read(in, bytes.data(), bytes.size());
+      if (got < 0 && errno == EINTR) continue;
+      if (got < 0) status = io_error(fmt::format("{}: {}", narrow, std::strerror(errno)));
+      if (got <= 0) break;
+      const size_t n = static_cast<size_t>(got) / item;  // whole tokens: written so
+      widen_tokens(type_, bytes.data(), n, tokens.data());
+      status = store(tokens.data(), n, type);
+    }
+    ::close(in);
+    STOKER_RETURN_IF_ERROR(status);
+    type_ = type;
+    std::error_code ec;
+    fs::rename(wide, narrow, ec);
+    if (ec) return io_error(fmt::format("{}: {}", narrow, ec.message()));
+    return Status::ok();
+  }
+
+  // Appends the row of the `n` token ids at `ids` (of an integer type), or the error of its
+  // first that is no token id, naming the row `where` says.
+  template <typename T>
+  Status append_row(const T* ids, int64_t n, const std::string& where) {
+    if (n > std::numeric_limits<int32_t>::max())
+      return corrupt(
+          fmt::format("{}: {} token ids, more than a row may hold (2^31 - 1)", where, n));
+    uint64_t max = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      if constexpr (std::is_signed_v<T>) {
+        if (ids[i] < 0)
+          return corrupt(
+              fmt::format("{}: token id {} at {} is negative, not a token id", where, ids[i], i));
+      } else if constexpr (sizeof(T) == 8) {
+        if (ids[i] > kInt64Max)
+          return corrupt(fmt::format("{}: token id {} at {} is beyond int64, not a token id", where,
+                                     ids[i], i));
+      }
+      max = std::max<uint64_t>(max, static_cast<uint64_t>(ids[i]));
+    }
+    if (max > token_type_max(type_)) STOKER_RETURN_IF_ERROR(widen_to(type_for(max)));
+    lengths_.push_back(static_cast<int32_t>(n));
+    return store(ids, static_cast<size_t>(n), type_);
+  }
+
+  // Finishes tokens.bin and writes tokens.idx: one sequence and one document a row.
+  Status finish() {
+    STOKER_RETURN_IF_ERROR(bin_.finish());
+    OutFile idx;
+    STOKER_RETURN_IF_ERROR(idx.open(dir_ + "/tokens.idx"));
+    std::string head("MMIDIDX\0\0", 9);
+    put<uint64_t>(head, 1);
+    put<uint8_t>(head, megatron_code(type_));
+    put<uint64_t>(head, lengths_.size());
+    put<uint64_t>(head, lengths_.size() + 1);
+    STOKER_RETURN_IF_ERROR(idx.append(head.data(), head.size()));
+    STOKER_RETURN_IF_ERROR(idx.append(lengths_.data(), lengths_.size() * sizeof(int32_t)));
+    int64_t pointer = 0;
+    const auto item = static_cast<int64_t>(token_type_size(type_));
+    for (int32_t length : lengths_) {
+      STOKER_RETURN_IF_ERROR(idx.append(&pointer, sizeof(pointer)));
+      pointer += length * item;
+    }
+    for (int64_t d = 0; d <= static_cast<int64_t>(lengths_.size()); ++d)
+      STOKER_RETURN_IF_ERROR(idx.append(&d, sizeof(d)));
+    return idx.finish();
+  }
+
+ private:
+  // The `n` ids at `ids` (all token ids, each within `type`) appended as `type`.
+  template <typename T>
+  Status store(const T* ids, size_t n, TokenType type) {
+    switch (type) {
+      case TokenType::kUint16:
+        return store_as<uint16_t>(ids, n);
+      case TokenType::kInt32:
+        return store_as<int32_t>(ids, n);
+      default:
+        return store_as<int64_t>(ids, n);
+    }
+  }
+  template <typename S, typename T>
+  Status store_as(const T* ids, size_t n) {
+    if constexpr (std::is_same_v<S, T>) {
+      return bin_.append(ids, n * sizeof(S));
+    } else {
+      scratch_.resize(n * sizeof(S));  // new's alignment suits any S
+      S* out = reinterpret_cast<S*>(scratch_.data());
+      for (size_t i = 0; i < n; ++i) out[i] = static_cast<S>(ids[i]);
+      return bin_.append(scratch_.data(), scratch_.size());
+    }
+  }
+
+  std::string dir_;
+  TokenType type_;
+  OutFile bin_;
+  std::vector<int32_t> lengths_;
+  std::vector<uint8_t> scratch_;  // ids narrowed to the stored type
+};
+
+// Why `type` is no column of token ids, or "" when it is a list of integers.
+std::string not_token_lists(const arrow::DataType& type) {
+  if ((type.id() == arrow::Type::LIST || type.id() == arrow::Type::LARGE_LIST) &&
+      arrow::is_integer(type.field(0)->type()->id()))
+    return "";
+  return fmt::format("is {}, not a list of integer token ids (list<int32> or list<int64>)",
+                     type.ToString());
+}
+
+// The field index of column `column` in `schema`, or the error naming file `name`.
+Result<int> column_index(const std::string& name, const arrow::Schema& schema,
+                         const std::string& column) {
+  const int index = schema.GetFieldIndex(column);
+  if (index < 0) {
+    std::string names;
+    for (const auto& field : schema.fields()) names += (names.empty() ? "" : ", ") + field->name();
+    return invalid_argument(
+        fmt::format("{}: no column '{}' (its columns: {})", name, column, names));
+  }
+  if (std::string why = not_token_lists(*schema.field(index)->type()); !why.empty())
+    return invalid_argument(fmt::format("{}: column '{}' {}", name, column, why));
+  return index;
+}
+
+template <typename Offset, typename T>
+Status append_lists(const arrow::Array& lists, const arrow::Array& items, const Place& place,
+                    CopyWriter& out) {
+  const Offset* offsets = lists.data()->GetValues<Offset>(1);
+  const T* ids = items.data()->GetValues<T>(1);
+  for (int64_t r = 0; r < lists.length(); ++r) {
+    if (lists.IsNull(r))
+      return corrupt(fmt::format("{}: a null row, not a document's token ids", place.row(r)));
+    const Offset begin = offsets[r], end = offsets[r + 1];
+    if (items.null_count() > 0)
+      for (Offset i = begin; i < end; ++i)
+        if (items.IsNull(i))
+          return corrupt(fmt::format("{}: a null token id at {}", place.row(r), i - begin));
+    STOKER_RETURN_IF_ERROR(out.append_row(ids + begin, end - begin, place.row(r)));
+  }
+  return Status::ok();
+}
+
+template <typename Offset>
+Status append_items(const arrow::Array& lists, const arrow::Array& items, const Place& place,
+                    CopyWriter& out) {
+  switch (items.type_id()) {
+    case arrow::Type::INT8:
+      return append_lists<Offset, int8_t>(lists, items, place, out);
+    case arrow::Type::INT16:
+      return append_lists<Offset, int16_t>(lists, items, place, out);
+    case arrow::Type::INT32:
+      return append_lists<Offset, int32_t>(lists, items, place, out);
+    case arrow::Type::INT64:
+      return append_lists<Offset, int64_t>(lists, items, place, out);
+    case arrow::Type::UINT8:
+      return append_lists<Offset, uint8_t>(lists, items, place, out);
+    case arrow::Type::UINT16:
+      return append_lists<Offset, uint16_t>(lists, items, place, out);
+    case arrow::Type::UINT32:
+      return append_lists<Offset, uint32_t>(lists, items, place, out);
+    default:
+      return append_lists<Offset, uint64_t>(lists, items, place, out);
+  }
+}
+
+// Appends the rows of `lists` (of the checked column's type), after checking its buffers
+// (ValidateFull: a damaged file's offsets are never followed).
+Status append_array(const arrow::Array& lists, const Place& place, CopyWriter& out) {
+  if (arrow::Status valid = lists.ValidateFull(); !valid.ok())
+    return corrupt(fmt::format("{} ({}): damaged column data: {}", place.file, place.unit,
+                               arrow_message(valid.message().c_str())));
+  if (lists.type_id() == arrow::Type::LIST)
+    return append_items<int32_t>(lists, *static_cast<const arrow::ListArray&>(lists).values(),
+                                 place, out);
+  return append_items<int64_t>(lists, *static_cast<const arrow::LargeListArray&>(lists).values(),
+                               place, out);
+}
+
+// The largest token id every row group's statistics of Parquet column `column` give, or
+// nullopt where one lacks them (or its ids are unsigned, whose statistics are not read here).
+std::optional<uint64_t> statistics_max(const parquet::FileMetaData& meta, const std::string& column,
+                                       const arrow::DataType& items) {
+  if (!arrow::is_signed_integer(items.id())) return std::nullopt;
+  int leaf = -1;
+  for (int i = 0; i < meta.schema()->num_columns(); ++i)
+    if (meta.schema()->Column(i)->path()->ToDotVector()[0] == column) {
+      if (leaf >= 0) return std::nullopt;
+      leaf = i;
+    }
+  if (leaf < 0) return std::nullopt;
+  uint64_t max = 0;
+  for (int g = 0; g < meta.num_row_groups(); ++g) {
+    const std::shared_ptr<parquet::Statistics> stats =
+        meta.RowGroup(g)->ColumnChunk(leaf)->statistics();
+    if (!stats || !stats->HasMinMax()) return std::nullopt;
+    int64_t top = 0;
+    if (stats->physical_type() == parquet::Type::INT32)
+      top = static_cast<const parquet::Int32Statistics&>(*stats).max();
+    else if (stats->physical_type() == parquet::Type::INT64)
+      top = static_cast<const parquet::Int64Statistics&>(*stats).max();
+    else
+      return std::nullopt;
+    max = std::max<uint64_t>(max, top < 0 ? 0 : static_cast<uint64_t>(top));
+  }
+  return max;
+}
+
+Status decode_parquet(const std::string& name, const std::string& column, CopyWriter& out) {
+  auto refused = [&](const std::string& why) {
+    return corrupt(fmt::format("{}: not a Parquet file stoker reads: {}", name, why));
+  };
+  arrow::Result<std::shared_ptr<arrow::io::ReadableFile>> file =
+      arrow::io::ReadableFile::Open(name);
+  if (!file.ok())
+    return io_error(fmt::format("{}: {}", name, arrow_message(file.status().message().c_str())));
+  try {
+    arrow::Result<std::unique_ptr<parquet::arrow::FileReader>> reader =
+        parquet::arrow::OpenFile(*file, arrow::default_memory_pool());
+    if (!reader.ok()) return refused(arrow_message(reader.status().message().c_str()));
+    std::shared_ptr<arrow::Schema> schema;
+    if (arrow::Status s = (*reader)->GetSchema(&schema); !s.ok())
+      return refused(arrow_message(s.message().c_str()));
+    STOKER_ASSIGN_OR_RETURN(int index, column_index(name, *schema, column));
+    const parquet::FileMetaData& meta = *(*reader)->parquet_reader()->metadata();
+    if (std::optional<uint64_t> max =
+            statistics_max(meta, column, *schema->field(index)->type()->field(0)->type()))
+      STOKER_RETURN_IF_ERROR(out.widen_to(type_for(*max)));
+    uint64_t first_row = 0;
+    for (int g = 0; g < meta.num_row_groups(); ++g) {
+      Place at{name, first_row, fmt::format("row group {}", g)};
+      std::shared_ptr<arrow::ChunkedArray> chunks;
+      arrow::Status s;
+      try {  // Arrow's reader throws on some damaged pages
+        s = (*reader)->RowGroup(g)->Column(index)->Read(&chunks);
+      } catch (const std::exception& e) {
+        s = arrow::Status::Invalid(e.what());
+      }
+      if (!s.ok())
+        return corrupt(
+            fmt::format("{}: row group {}: {}", name, g, arrow_message(s.message().c_str())));
+      for (const std::shared_ptr<arrow::Array>& chunk : chunks->chunks()) {
+        STOKER_RETURN_IF_ERROR(append_array(*chunk, at, out));
+        at.first_row += static_cast<uint64_t>(chunk->length());
+      }
+      first_row += static_cast<uint64_t>(meta.RowGroup(g)->num_rows());
+    }
+  } catch (const std::exception& e) {
+    return refused(arrow_message(e.what()));
+  }
+  return Status::ok();
+}
+
+// An Arrow IPC file, stream format (save_to_disk's) or file format (Feather v2), mapped.
+Status decode_arrow(const std::string& name, const std::string& column, CopyWriter& out) {
+  auto refused = [&](const std::string& why) {
+    return corrupt(fmt::format("{}: not an Arrow file stoker reads: {}", name, why));
+  };
+  arrow::Result<std::shared_ptr<arrow::io::MemoryMappedFile>> file =
+      arrow::io::MemoryMappedFile::Open(name, arrow::io::FileMode::READ);
+  if (!file.ok())
+    return io_error(fmt::format("{}: {}", name, arrow_message(file.status().message().c_str())));
+  // The next batch (null at the end), and its unit's name.
+  std::function<arrow::Result<std::shared_ptr<arrow::RecordBatch>>()> next;
+  std::shared_ptr<arrow::Schema> schema;
+  int batch = 0;
+  if (auto reader = arrow::ipc::RecordBatchFileReader::Open(*file); reader.ok()) {
+    schema = (*reader)->schema();
+    next = [reader = *reader, &batch]() -> arrow::Result<std::shared_ptr<arrow::RecordBatch>> {
+      if (batch >= reader->num_record_batches()) return nullptr;
+      return reader->ReadRecordBatch(batch);
+    };
+  } else {
+    if (arrow::Status s = (*file)->Seek(0); !s.ok())
+      return refused(arrow_message(s.message().c_str()));
+    auto stream = arrow::ipc::RecordBatchStreamReader::Open(*file);
+    if (!stream.ok()) return refused(arrow_message(stream.status().message().c_str()));
+    schema = (*stream)->schema();
+    next = [stream = *stream]() { return stream->Next(); };
+  }
+  STOKER_ASSIGN_OR_RETURN(int index, column_index(name, *schema, column));
+  for (uint64_t first_row = 0;; ++batch) {
+    const std::string unit = fmt::format("record batch {}", batch);
+    arrow::Result<std::shared_ptr<arrow::RecordBatch>> got = next();
+    if (!got.ok())
+      return refused(fmt::format("{}: {}", unit, arrow_message(got.status().message().c_str())));
+    if (!*got) return Status::ok();
+    STOKER_RETURN_IF_ERROR(append_array(*(*got)->column(index), {name, first_row, unit}, out));
+    first_row += static_cast<uint64_t>((*got)->num_rows());
+  }
+}
+
+// Removes folder `dir` unless released: a copy that was not finished.
+class FolderGuard {
+ public:
+  explicit FolderGuard(std::string dir) : dir_(std::move(dir)) {}
+  ~FolderGuard() {
+    std::error_code ec;
+    if (!dir_.empty()) fs::remove_all(dir_, ec);
+  }
+  void release() { dir_.clear(); }
+
+ private:
+  std::string dir_;
+};
+
+// Removes the folders of `parent` named KEY.* but `keep`: the other copies of the same files,
+// and temporaries (KEY.tmp-PID-N) of processes that no longer run.
+void remove_other_copies(const std::string& parent, const std::string& key,
+                         const std::string& keep) {
+  std::error_code ec;
+  const std::string temp = key + ".tmp-";
+  for (const auto& entry : fs::directory_iterator(parent, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name == keep || name.compare(0, key.size() + 1, key + ".") != 0) continue;
+    if (name.compare(0, temp.size(), temp) == 0) {
+      const long pid = std::strtol(name.c_str() + temp.size(), nullptr, 10);
+      if (pid <= 0 || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
+    }
+    std::error_code ignored;
+    fs::remove_all(entry.path(), ignored);
+  }
+}
+
+}  // namespace
+
+Result<TokenColumn> token_column(const std::string& path, const std::string& column,
+                                 const std::string& cache_dir) {
+  TokenColumn result;
+  result.location = path;
+  result.column = column;
+  const bool parquet = is_data_path(path, ".parquet");
+  result.format = parquet ? "Parquet" : "Arrow";
+  STOKER_ASSIGN_OR_RETURN(result.files, list_data_files(path, parquet ? ".parquet" : ".arrow"));
+  const std::shared_ptr<const InPlaceFiles> files = local_files(result.files);
+  std::string paths = column, stamps = fmt::format("{}", kCopyVersion);
+  std::vector<FileIdentity>& identities = result.identities;
+  for (size_t i = 0; i < result.files.size(); ++i) {
+    STOKER_ASSIGN_OR_RETURN(FileIdentity identity, files->identity(i));
+    identities.push_back(identity);
+    std::error_code ec;
+    paths += '\0' + fs::absolute(result.files[i], ec).lexically_normal().string();
+    stamps += fmt::format("\n{} {}", identity.size, identity.stamp);
+  }
+  const std::string key = hex(xxh3_64(paths.data(), paths.size()));
+  const std::string name = key + "." + hex(xxh3_64(stamps.data(), stamps.size()));
+  const std::string parent = fmt::format("{}/{}", cache_dir, kTokenColumnFolder);
+  const std::string dir = parent + "/" + name;
+  result.prefix = dir + "/tokens";
+  std::error_code ec;
+  if (fs::is_regular_file(result.prefix + ".idx", ec)) return result;
+
+  fs::create_directories(parent, ec);
+  if (ec) return io_error(fmt::format("{}: {}", parent, ec.message()));
+  static std::atomic<uint64_t> built{0};
+  const std::string temp = fmt::format("{}/{}.tmp-{}-{}", parent, key, ::getpid(), built++);
+  fs::create_directory(temp, ec);
+  if (ec) return io_error(fmt::format("{}: {}", temp, ec.message()));
+  FolderGuard guard(temp);
+  CopyWriter out(temp, TokenType::kUint16);
+  STOKER_RETURN_IF_ERROR(out.open());
+  for (const std::string& file : result.files)
+    STOKER_RETURN_IF_ERROR(parquet ? decode_parquet(file, column, out)
+                                   : decode_arrow(file, column, out));
+  STOKER_RETURN_IF_ERROR(out.finish());
+  for (size_t i = 0; i < result.files.size(); ++i) {
+    Result<FileIdentity> now = files->identity(i);
+    if (!now.is_ok()) return now.status();
+    if (now.value() != identities[i])
+      return io_error(
+          fmt::format("{}: changed while it was decoded (its size or time)", result.files[i]));
+  }
+  fs::rename(temp, dir, ec);
+  if (ec && !fs::is_regular_file(result.prefix + ".idx"))  // else another process's is there
+    return io_error(fmt::format("{}: {}", dir, ec.message()));
+  if (!ec) guard.release();
+  remove_other_copies(parent, key, name);
+  result.decoded = true;
+  return result;
+}
+
+}  // namespace stoker
