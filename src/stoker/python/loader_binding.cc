@@ -692,7 +692,7 @@ class BoundEpoch {
   const unsigned long owner_thread_;
   std::optional<LoaderCore::Epoch> epoch_;
   int64_t size_ = 0;
-  HostBatch batch_;  // reused: its vectors keep their capacity
+  HostBatch batch_;                     // reused: its vectors keep their capacity
   std::unique_ptr<SigintWatch> watch_;  // made by the first batch built inline
   int64_t last_padding_ = 0;
   int64_t last_index_ = 0;
