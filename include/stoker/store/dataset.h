@@ -7,7 +7,6 @@
 // readers to pin() the records' shards first and hold the pins while they read them. Immutable
 // after open: thread-safe for concurrent reads.
 
-#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -17,6 +16,7 @@
 #include "stoker/store/manifest.h"
 #include "stoker/store/shard_reader.h"
 #include "stoker/store/shard_source.h"
+#include "stoker/util/range_of.h"
 #include "stoker/util/status.h"
 
 namespace stoker {
@@ -67,7 +67,7 @@ class Dataset {
     if (needs_pins_) source_->advance(position);
   }
   // Each shard's first global index, then size() (num_shards() + 1 values).
-  const std::vector<uint64_t>& shard_starts() const { return shard_starts_; }
+  const std::vector<uint64_t>& shard_starts() const { return shards_.starts(); }
   // Calls visit(i) for every record i in order, each shard pinned (fetched first where it must
   // be, waiting for room as pin() does) while its records are visited: a pin's failure, or
   // visit's first non-ok Status, ends it and is returned. For readers that go through the whole
@@ -80,10 +80,8 @@ class Dataset {
     uint64_t record;
   };
   Location locate(uint64_t i) const {
-    int s = static_cast<int>(std::upper_bound(shard_starts_.begin() + 1, shard_starts_.end(), i) -
-                             shard_starts_.begin()) -
-            1;
-    return {s, i - shard_starts_[s]};
+    const int s = static_cast<int>(shards_(i));
+    return {s, i - shard_starts()[s]};
   }
   // The bytes of global record i (its fixed fields start at schema().fixed_offset()).
   ByteSpan record(uint64_t i) const {
@@ -158,7 +156,8 @@ class Dataset {
   const Manifest* manifest_ = nullptr;           // the source's
   const ShardReader* const* readers_ = nullptr;  // the source's readers(), by shard
   bool needs_pins_ = false;
-  std::vector<uint64_t> shard_starts_;  // global index of each shard's first record, then size()
+  // The global index of each shard's first record, then size().
+  RangeOf<uint64_t> shards_;
 };
 
 }  // namespace stoker

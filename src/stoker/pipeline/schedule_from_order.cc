@@ -1,7 +1,8 @@
 #include "stoker/pipeline/schedule_from_order.h"
 
-#include <algorithm>
 #include <cassert>
+
+#include "stoker/util/range_of.h"
 
 namespace stoker {
 namespace {
@@ -10,10 +11,9 @@ namespace {
 std::vector<ShardUse> uses_in(const std::vector<int64_t>& order,
                               const std::vector<int64_t>& shard_starts) {
   std::vector<ShardUse> uses(shard_starts.size() - 1);
+  const RangeOf<int64_t> shard_of(shard_starts);
   for (int64_t p = 0; p < static_cast<int64_t>(order.size()); ++p) {
-    const auto shard = std::upper_bound(shard_starts.begin(), shard_starts.end(), order[p]) -
-                       shard_starts.begin() - 1;
-    ShardUse& use = uses[static_cast<size_t>(shard)];
+    ShardUse& use = uses[shard_of(order[p])];
     if (use.first == ShardUse::kUnused) use.first = p;
     use.last = p;
   }

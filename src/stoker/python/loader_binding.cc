@@ -619,11 +619,14 @@ class BoundEpoch {
     BusyScope busy(shared_->busy, kLoaderBusy);
     const bool built_inline = working(*shared_).options().workers.threads() == 0;
     if (!epoch_) throw py::stop_iteration();
+    // Ctrl-C ends a batch built inline, in a fetch too: the watch lives until the epoch ends.
+    if (built_inline) {
+      if (!watch_) watch_ = std::make_unique<SigintWatch>();
+      SigintWatch::arm();
+    }
     LoaderCore::Epoch::Next got;
     do {
       {
-        std::optional<SigintWatch> watch;  // Ctrl-C ends a batch built inline, in a fetch too
-        if (built_inline) watch.emplace();
         py::gil_scoped_release release;
         got = epoch_->next_for(batch_, kSignalCheckInterval, SigintWatch::tripped);
       }
@@ -692,7 +695,8 @@ class BoundEpoch {
   const unsigned long owner_thread_;
   std::optional<LoaderCore::Epoch> epoch_;
   int64_t size_ = 0;
-  HostBatch batch_;  // reused: its vectors keep their capacity
+  HostBatch batch_;                     // reused: its vectors keep their capacity
+  std::unique_ptr<SigintWatch> watch_;  // made by the first batch built inline
   int64_t last_padding_ = 0;
   int64_t last_index_ = 0;
   std::vector<int64_t> last_records_;
@@ -700,6 +704,7 @@ class BoundEpoch {
   // Ends the epoch with the GIL released: its workers are joined, and a worker may be inside a
   // call that takes the GIL (a pinned-memory allocator given from Python), or just slow.
   void end_epoch() {
+    watch_.reset();
     if (!epoch_) return;
 #if PY_VERSION_HEX >= 0x030D0000
     const bool finalizing = Py_IsFinalizing();

@@ -11,6 +11,7 @@ namespace {
 static_assert(std::atomic<bool>::is_always_lock_free, "set from a signal handler");
 std::atomic<bool> g_tripped{false};
 struct sigaction g_previous;  // the handler chained to, while a watch is installed
+int g_watches = 0;            // watches alive that installed or found the handler installed
 
 void on_sigint(int sig, siginfo_t* info, void* context) {
   g_tripped.store(true, std::memory_order_relaxed);
@@ -24,9 +25,14 @@ void on_sigint(int sig, siginfo_t* info, void* context) {
 }  // namespace
 
 SigintWatch::SigintWatch() {
-  // Only where Python runs its signal handlers: one watch at a time, and nothing else changes
-  // SIGINT's handler from Python meanwhile (signal.signal is for the main thread alone).
+  // Only where Python runs its signal handlers: the main thread, with the GIL, so the count
+  // needs no lock, and nothing else changes SIGINT's handler from Python meanwhile.
   if (!_PyOS_IsMainThread()) return;
+  if (g_watches > 0) {
+    counted_ = true;
+    ++g_watches;
+    return;
+  }
   struct sigaction current;
   if (sigaction(SIGINT, nullptr, &current) != 0) return;
   const bool is_function = (current.sa_flags & SA_SIGINFO) != 0 ||
@@ -37,12 +43,19 @@ SigintWatch::SigintWatch() {
   struct sigaction watch = current;
   watch.sa_sigaction = on_sigint;
   watch.sa_flags = current.sa_flags | SA_SIGINFO;
-  installed_ = sigaction(SIGINT, &watch, nullptr) == 0;
+  counted_ = sigaction(SIGINT, &watch, nullptr) == 0;
+  if (counted_) ++g_watches;
 }
 
 SigintWatch::~SigintWatch() {
-  if (installed_) sigaction(SIGINT, &g_previous, nullptr);
+  if (!counted_ || --g_watches > 0) return;
+  struct sigaction current;
+  if (sigaction(SIGINT, nullptr, &current) == 0 && (current.sa_flags & SA_SIGINFO) != 0 &&
+      current.sa_sigaction == on_sigint)
+    sigaction(SIGINT, &g_previous, nullptr);
 }
+
+void SigintWatch::arm() { g_tripped.store(false, std::memory_order_relaxed); }
 
 bool SigintWatch::tripped() { return g_tripped.load(std::memory_order_relaxed); }
 

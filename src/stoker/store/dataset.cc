@@ -23,12 +23,9 @@ Result<std::shared_ptr<const Dataset>> Dataset::open(std::shared_ptr<ShardSource
         fmt::format("{}: the shard source has {} readers for {} shards", source->location(),
                     source->readers().size(), manifest.shards.size()));
   }
-  uint64_t start = 0;
-  for (const ShardInfo& info : manifest.shards) {
-    dataset->shard_starts_.push_back(start);
-    start += info.records;
-  }
-  dataset->shard_starts_.push_back(start);
+  std::vector<uint64_t> starts{0};
+  for (const ShardInfo& info : manifest.shards) starts.push_back(starts.back() + info.records);
+  dataset->shards_ = RangeOf<uint64_t>(std::move(starts));
   dataset->manifest_ = &manifest;
   dataset->readers_ = source->readers().data();
   dataset->needs_pins_ = source->needs_pins();
@@ -48,13 +45,13 @@ Result<ShardPins> Dataset::pin_shards(const int64_t* indices, size_t n,
 
 Status Dataset::for_each_record(const std::function<Status(uint64_t i)>& visit) const {
   for (int s = 0; s < num_shards(); ++s) {
-    if (shard_starts_[s] == shard_starts_[s + 1]) continue;
+    if (shard_starts()[s] == shard_starts()[s + 1]) continue;
     ShardPins pins;  // waiting for room as a piece does (other users of a shared cache)
     if (needs_pins_) {
-      const int64_t first = static_cast<int64_t>(shard_starts_[s]);
+      const int64_t first = static_cast<int64_t>(shard_starts()[s]);
       STOKER_ASSIGN_OR_RETURN(pins, pin_shards(&first, 1, nullptr, nullptr));
     }
-    for (uint64_t i = shard_starts_[s]; i < shard_starts_[s + 1]; ++i)
+    for (uint64_t i = shard_starts()[s]; i < shard_starts()[s + 1]; ++i)
       STOKER_RETURN_IF_ERROR(visit(i));
   }
   return Status::ok();

@@ -18,8 +18,11 @@ void UnitReadSource::set_manifest(Manifest manifest) {
 }
 
 Result<ShardPin> UnitReadSource::acquire(int u, const std::function<bool()>& cancelled) {
-  const auto start = std::chrono::steady_clock::now();
   MutexLock lock(mutex_);
+  // A unit in memory is pinned without a wait, so without the clock's two reads.
+  const bool at_hand = units_[u].reader != nullptr;
+  const auto start =
+      at_hand ? std::chrono::steady_clock::time_point{} : std::chrono::steady_clock::now();
   lock.wait(read_, [&]() STOKER_REQUIRES(mutex_) { return !units_[u].reading; });
   if (!units_[u].reader) {
     units_[u].reading = true;
@@ -47,12 +50,13 @@ Result<ShardPin> UnitReadSource::acquire(int u, const std::function<bool()>& can
     unit.reader = std::move(reader);
     bad_.merge(bad);
   } else if (units_[u].pins == 0) {
-    idle_.erase(std::find(idle_.begin(), idle_.end(), u));
+    remove_idle(u);
   }
   ++units_[u].pins;
-  wait_ns_ +=
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
-          .count();
+  if (!at_hand)
+    wait_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(
+                    std::chrono::steady_clock::now() - start)
+                    .count();
   // The hold keeps the source alive; letting it go releases the pin (it deletes nothing).
   std::shared_ptr<void> hold(this, [self = shared_from_this(), u](void*) { self->release(u); });
   return ShardPin(u, std::move(hold));
@@ -62,7 +66,7 @@ void UnitReadSource::release(int u) {
   MutexLock lock(mutex_);
   if (--units_[u].pins > 0) return;
   if (wanted(u)) {  // the other idle units are wanted still: the position has not moved
-    idle_.push_back(u);
+    add_idle(u);
     sweep_at_ = std::min(sweep_at_, schedule_->use_ends(u, position_));
   } else {
     readers_[u] = nullptr;
@@ -83,10 +87,23 @@ void UnitReadSource::sweep() {
     units_[*it].reader.reset();
   }
   idle_.erase(kept, idle_.end());
+  for (size_t i = 0; i < idle_.size(); ++i) units_[idle_[i]].idle_at = i;
   sweep_at_ = ShardSchedule::kNever;
   if (schedule_)
     for (int u : idle_) sweep_at_ = std::min(sweep_at_, schedule_->use_ends(u, position_));
   name_units_ahead();
+}
+
+void UnitReadSource::add_idle(int u) {
+  units_[u].idle_at = idle_.size();
+  idle_.push_back(u);
+}
+
+void UnitReadSource::remove_idle(int u) {
+  const size_t at = units_[u].idle_at;
+  idle_[at] = idle_.back();
+  units_[idle_[at]].idle_at = at;
+  idle_.pop_back();
 }
 
 void UnitReadSource::name_units_ahead() {

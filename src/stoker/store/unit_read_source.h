@@ -66,8 +66,12 @@ class UnitReadSource : public ShardSource, public std::enable_shared_from_this<U
     int pins = 0;
     bool reading = false;
     std::unique_ptr<ShardReader> reader;
+    size_t idle_at = 0;  // its place in idle_, while it is there
   };
   void release(int u);
+  // Unit u into idle_, or out of it (in constant time: a token file keeps hundreds).
+  void add_idle(int u) STOKER_REQUIRES(mutex_);
+  void remove_idle(int u) STOKER_REQUIRES(mutex_);
   // Whether unpinned unit u is kept: the plan uses it within the lookahead.
   bool wanted(int u) const STOKER_REQUIRES(mutex_);
   // Lets go of the unpinned units the plan no longer wants, and names those it needs next
