@@ -186,8 +186,8 @@ Result<std::vector<int64_t>> uniform_clip_frames(const ClipSampler& sampler, int
     return invalid_argument(video_named(video) + ": no frame to sample clips from");
   const int64_t s = sampler.frame_step;
   std::vector<int64_t> out;
-  for (const int64_t clip :
-       uniform_clip_indices(uniform_clip_count(sampler, frame_count), sampler.num_clips, first_clip))
+  for (const int64_t clip : uniform_clip_indices(uniform_clip_count(sampler, frame_count),
+                                                 sampler.num_clips, first_clip))
     STOKER_RETURN_IF_ERROR(append_clip(sampler, clip * s, frame_count, video, out));
   return out;
 }
@@ -218,7 +218,8 @@ std::vector<int64_t> uniform_first_clips(const ClipSampler& sampler,
   int64_t s = 0;
   for (size_t v = 0; v < frame_counts.size(); ++v) {
     first[v] = s;
-    if (frame_counts[v] > 0) s += std::max<int64_t>(uniform_clip_count(sampler, frame_counts[v]), 0);
+    if (frame_counts[v] > 0)
+      s += std::max<int64_t>(uniform_clip_count(sampler, frame_counts[v]), 0);
   }
   return first;
 }
@@ -306,8 +307,8 @@ Result<std::vector<int64_t>> clip_frame_indices(const ClipSampler& sampler, cons
   } else if (sampler.by_time()) {
     STOKER_ASSIGN_OR_RETURN(frames, clip_frames_by_time(sampler, index, rng, video));
   } else {
-    STOKER_ASSIGN_OR_RETURN(frames,
-                            clip_frame_indices(sampler, index.frame_count(), rng, video, first_clip));
+    STOKER_ASSIGN_OR_RETURN(
+        frames, clip_frame_indices(sampler, index.frame_count(), rng, video, first_clip));
   }
   if (sampler.subsample == 0) return frames;
   return subsampled(frames, sampler.frames_per_clip, sampler.subsample);

@@ -93,7 +93,8 @@ OpSpec clip_frame_indices() {
           "field '{}': clip_frame_indices reads '{}', which is no stored bytes field of video "
           "files",
           context.field, video));
-    Result<video::ClipSampler> sampler = video::clip_sampler_from(p, context.sample_parts, context_frame_counts(context, f));
+    Result<video::ClipSampler> sampler =
+        video::clip_sampler_from(p, context.sample_parts, context_frame_counts(context, f));
     if (!sampler.is_ok())
       return invalid_argument(fmt::format("field '{}': clip_frame_indices: {}", context.field,
                                           sampler.status().message()));

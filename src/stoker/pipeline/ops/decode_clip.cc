@@ -135,10 +135,9 @@ class DecodeClip : public Transform {
       return invalid_argument(fmt::format("its {}x{} frames are above max_pixels {}", index.width,
                                           index.height, max_pixels_));
     CounterRng rng = input.rng();
-    STOKER_ASSIGN_OR_RETURN(
-        std::vector<int64_t> frames,
-        video::clip_frame_indices(sampler_, index, rng, video_name, input.part,
-                                  sampler_.first_clip_of(input.index)));
+    STOKER_ASSIGN_OR_RETURN(std::vector<int64_t> frames,
+                            video::clip_frame_indices(sampler_, index, rng, video_name, input.part,
+                                                      sampler_.first_clip_of(input.index)));
     clips = static_cast<int64_t>(frames.size()) / sampler_.clip_length();
     std::vector<ClipDraw> draws;  // the sample's, or each clip's
     for (int64_t d = 0; d < (geometry_.per_clip ? clips : 1); ++d) {
@@ -340,7 +339,8 @@ OpSpec decode_clip() {
     if (f < 0 || context.schema->fields()[f].is_fixed())
       return invalid_argument(fmt::format(
           "field '{}': decode_clip reads a stored bytes field of video files", context.field));
-    Result<video::ClipSampler> sampled = video::clip_sampler_from(p, context.sample_parts, context_frame_counts(context, f));
+    Result<video::ClipSampler> sampled =
+        video::clip_sampler_from(p, context.sample_parts, context_frame_counts(context, f));
     if (!sampled.is_ok())
       return invalid_argument(
           fmt::format("field '{}': decode_clip: {}", context.field, sampled.status().message()));
