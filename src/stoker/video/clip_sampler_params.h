@@ -25,9 +25,10 @@ std::vector<ParamSpec> clip_sampler_params();
 // from it (video_clips.h's text: frames_per_clip, step_between_clips, frame_rate; the sampling
 // parameters but subsample unused), and a dataset whose samples are clips takes no other
 // sampler: kInvalidArgument for either mismatch, saying what to give. `record_frames` (may be
-// empty): the dataset's videos' frame counts in record order, read by a call (it may index
-// every video: only "uniform_clips" calls it, its error then this one), from which
-// "uniform_clips" numbers each video's clips as torchvision's dataset does (first_clips).
+// empty): the dataset's videos' frame counts in record order, from which "uniform_clips"
+// numbers each video's clips as torchvision's dataset does (first_clips); read by a call (it
+// may index every video: only "uniform_clips" of more than 2 clips a video calls it, its error
+// then this one).
 using RecordFrames = std::function<Result<std::vector<int64_t>>()>;
 Result<ClipSampler> clip_sampler_from(const Params& p, const std::string& sample_parts = {},
                                       const RecordFrames& record_frames = {});
