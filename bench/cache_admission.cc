@@ -1,7 +1,10 @@
 // The cost of one admission to the remote cache (cache/shard_cache.h) by the number of files it
 // holds: a cache of N sparse 64 KiB objects (a remote video's blocks), then admissions of new
 // 64 KiB blocks through ShardCache::objects, timed one by one, with the budget above the cache
-// ("fits": no eviction) and at it ("full": each admission evicts one); beside them, the parts an
+// ("fits": no eviction) and at it ("full": each admission evicts one), each as a video's blocks
+// are admitted (sealed with their XXH3, no fsync) and as other objects are (fsynced, with their
+// folder), and the first read of a sealed block by a new DatasetCache (its XXH3 checked); beside
+// them, the parts an
 // admission is made of, timed alone: the cache-wide flock, ShardCache::usage() (the sum every
 // admission takes: a full listing before the ledger, the ledger's sync since), the fsync of a
 // 64 KiB file and of its folder.
@@ -77,14 +80,14 @@ void fill(const std::string& objects_dir, int n) {
   }
 }
 
-void run(const std::string& dir, int n, int admissions, bool full) {
+void run(const std::string& dir, int n, int admissions, bool full, stoker::ObjectCheck check) {
   const uint64_t budget = full ? uint64_t(n) * kBlock : uint64_t{1} << 50;
   auto cache = ShardCache::open(dir, budget).value_or_throw();
   DatasetCache held = cache->objects("held", blocks("held", 1)).value_or_throw();
   fill(held.dir(), n);
   static int round = 0;
   const std::vector<ShardInfo> incoming = blocks(fmt::format("new{}", round++), admissions + 1);
-  DatasetCache fresh = cache->objects("new", incoming).value_or_throw();
+  DatasetCache fresh = cache->objects("new", incoming, check).value_or_throw();
   const std::string data(kBlock, 'x');
   const stoker::ShardDownload download = [&](const ShardInfo&, int fd,
                                              const std::function<bool()>&) {
@@ -99,8 +102,16 @@ void run(const std::string& dir, int n, int admissions, bool full) {
   };
   const double first = timed(1, admit);  // a ledger absent: built by a scan
   const double each = timed(admissions, [&](int i) { admit(i + 1); });
-  fmt::print("N={} {}: first admission {:.0f} us, then median {:.0f} us per admission\n", n,
-             full ? "full (evicting)" : "fits", first, each);
+  const bool sealed = check == stoker::ObjectCheck::kSealed;
+  fmt::print("N={} {} {}: first admission {:.0f} us, then median {:.0f} us per admission\n", n,
+             full ? "full (evicting)" : "fits", sealed ? "sealed" : "fsynced", first, each);
+  if (!sealed || full) return;
+  const double read = timed(admissions, [&](int i) {  // a new DatasetCache: the XXH3 checked
+    DatasetCache later = cache->objects("new", incoming, check).value_or_throw();
+    if (!later.fetch(i + 1, download, lru).is_ok()) std::abort();
+  });
+  fmt::print("N={} sealed: a block's first find by a new DatasetCache (XXH3 checked) {:.0f} us\n",
+             n, read);
 }
 
 }  // namespace
@@ -114,8 +125,10 @@ int main(int argc, char** argv) {
   const int n = std::atoi(argv[2]);
   const int admissions = argc > 3 ? std::atoi(argv[3]) : 50;
   std::filesystem::remove_all(dir);
-  run(dir + "/fits", n, admissions, false);
-  run(dir + "/full", n, admissions, true);
+  for (const auto check : {stoker::ObjectCheck::kSize, stoker::ObjectCheck::kSealed}) {
+    run(dir + "/fits", n, admissions, false, check);
+    run(dir + "/full", n, admissions, true, check);
+  }
 
   // The parts, alone, on the "fits" cache (N files and the admissions').
   const std::string cache_dir = dir + "/fits";

@@ -2,7 +2,8 @@
 clip of a long mp4 (GOP 12, B-frames) costs the server well under the file (nginx's own count of
 the bytes it sent) at the first open (the index from the header's sample tables), nothing once
 its blocks are in the cache (a later run, another process; two processes at once share it), and
-equals the local folder's clip byte for byte; a cache below the folder stays within its budget;
+equals the local folder's clip byte for byte; blocks torn in the cache (a crash) are fetched
+again; a cache below the folder stays within its budget;
 a file changed after the listing (its ETag), after its blocks were cached too, or a server
 failing mid-read is one line naming the URL (and the frame), which on_error="skip" drops, and a
 later listing reads the changed file's frames, not the cached blocks; Ctrl-C while a range
@@ -104,6 +105,28 @@ def cached_bytes(cache):
     files = [p for part in cache.iterdir() if part.is_dir()
              for sub in ("shards", "tmp") if (part / sub).is_dir() for p in (part / sub).iterdir()]
     return sum(p.stat().st_size for p in files), len(files)
+
+
+def test_torn_blocks_in_the_cache_are_fetched_again(folder, served, tmp_path):
+    """The cache keeps a video's blocks without an fsync, each ending with its XXH3
+    (cache/shard_cache.h): blocks a crash left torn (zeros: their bytes never reached the disk)
+    are found by the next run, removed and fetched again, and its clips are the local folder's
+    byte for byte; the run after reads them from the cache."""
+    url = f"{served.url}/_index/videos/"
+    want = clips(folder, tmp_path / "local")
+    cache = tmp_path / "cache"
+    assert all(torch.equal(a, b) for a, b in zip(clips(url, cache), want, strict=True))
+    blocks = list(cache.rglob("long.mp4@*"))
+    assert blocks
+    for block in blocks:
+        block.write_bytes(bytes(block.stat().st_size))
+    empty_log(served)
+    assert all(torch.equal(a, b) for a, b in zip(clips(url, cache), want, strict=True))
+    sent, _ = bytes_sent(served, "long.mp4")
+    assert 0 < sent <= len(blocks) * 65536, (sent, len(blocks))
+    empty_log(served)
+    assert all(torch.equal(a, b) for a, b in zip(clips(url, cache), want, strict=True))
+    assert bytes_sent(served) == (0, 0)
 
 
 def test_a_cache_below_the_folder_stays_within_its_budget(folder, served, tmp_path):

@@ -37,19 +37,36 @@ def folder(tmp_path_factory):
     return root
 
 
-def uniform_clips(path, frames, s, k):
-    """torchvision's UniformClipSampler's k clips of the video at `path` (its VideoClips of
-    `frames` frames at fps / s), each its frame indices."""
+def video_clips(path, frames, s):
+    """torchvision's VideoClips' clips of the video at `path` (`frames` frames at fps / s), each
+    its frame indices, as VideoClips computes them from torchcodec's scanned metadata."""
     metadata = VideoDecoder(str(path)).metadata
     clips, _ = VideoClips.compute_clips_for_video(torch.arange(metadata.num_frames), frames, 1,
                                                   metadata.average_fps,
                                                   metadata.average_fps / s)
-    enumeration = VideoClips.__new__(VideoClips)
-    enumeration.clips = [clips]
-    return [clips[i].tolist() for i in UniformClipSampler(enumeration, k)]
+    return clips
 
 
-@pytest.mark.parametrize("frames,s,k", [(8, 1, 5), (4, 2, 3), (6, 4, 7), (16, 1, 1)])
+def uniform_clips(paths, frames, s, k, alone=False):
+    """torchvision's UniformClipSampler's k clips of each video of a dataset of `paths` (a
+    VideoClips of them all, its clips numbered over the dataset), each clip its frame indices;
+    `alone`: each video a dataset of its own."""
+    per_video = [video_clips(path, frames, s) for path in paths]
+    datasets = [[c] for c in per_video] if alone else [per_video]
+    want = []
+    for videos in datasets:
+        enumeration = VideoClips.__new__(VideoClips)  # what the sampler reads: its clips
+        enumeration.clips = videos
+        every = torch.cat(videos)
+        want += [every[i].tolist() for i in UniformClipSampler(enumeration, k)]
+    return want
+
+
+# (18, 1, 15) and (9, 2, 15): found by searching these videos for datasets whose offsets
+# matter: torchvision's float32 linspace from the second video's first clip (58 clips into the
+# dataset at (18, 1): 58 and 33 clips) takes clip 16 as its 8th, where the video alone takes 15.
+@pytest.mark.parametrize("frames,s,k", [(8, 1, 5), (4, 2, 3), (6, 4, 7), (16, 1, 1),
+                                        (18, 1, 15), (9, 2, 15)])
 def test_uniform_clips_are_torchvisions(folder, frames, s, k):
     source = stoker.VideoFolder(folder, clips_per_video=k, transforms={
         "frames": stoker.transforms.ClipFrameIndices(sampler="uniform_clips",
@@ -59,8 +76,11 @@ def test_uniform_clips_are_torchvisions(folder, frames, s, k):
     ours = []
     for batch in stoker.Loader(source, batch_size=4, shuffle=False):
         ours += batch["frames"].tolist()
-    want = [clip for path, _ in source.samples for clip in uniform_clips(path, frames, s, k)]
+    paths = [path for path, _ in source.samples]
+    want = uniform_clips(paths, frames, s, k)
     assert ours == want
+    if k == 15:  # the offsets matter here
+        assert want != uniform_clips(paths, frames, s, k, alone=True)
 
 
 def test_clips_per_video_refuses_num_clips_and_frames_per_clip(folder):

@@ -143,8 +143,9 @@ std::vector<Result<std::string>> remote_video_references(const std::string& loca
       location,
       [store, cache, location](
           const video::VideoReference& reference) -> Result<std::unique_ptr<video::VideoBytes>> {
-        STOKER_ASSIGN_OR_RETURN(DatasetCache blocks,
-                                cache->objects(location, block_objects(reference)));
+        STOKER_ASSIGN_OR_RETURN(
+            DatasetCache blocks,
+            cache->objects(location, block_objects(reference), ObjectCheck::kSealed));
         return std::unique_ptr<video::VideoBytes>(
             std::make_unique<RemoteVideoBytes>(store, reference, std::move(blocks)));
       });

@@ -18,9 +18,11 @@
 // an object of the cache as a Parquet file's pieces are, so that admission, eviction and the
 // budget are the cache's own; one sparse file per video would charge the budget its whole size
 // (the cache counts file sizes) where a clip of a 4.5 MB video reads a fifth of it. The cost:
-// each admission reads the cache's ledger (cache/cache_ledger.h), not its listing, and syncs the
-// block: 0.5 to 2 ms at any number of files cached on a 2-core machine, up to 8 ms while its disk
-// is busy (the fsyncs), where the listing cost 6 ms at 1,000 files and 50 ms at 10,000.
+// each admission reads the cache's ledger (cache/cache_ledger.h), not its listing, and the
+// blocks are sealed objects (ObjectCheck::kSealed: each ends with its XXH3, checked when a
+// video's open first finds it, instead of two fsyncs an admission, which cost 0.5 to 15 ms while
+// the disk was busy): about 0.2 ms an admission at any number of files cached on a 2-core
+// machine, and 30 us to check a block (docs/BENCHMARKS.md, "The remote cache's admissions").
 // Thread-safe (functions).
 
 #include <memory>

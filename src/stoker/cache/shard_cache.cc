@@ -16,9 +16,11 @@
 #include <thread>
 #include <unordered_map>
 
+#include "stoker/store/in_place_files.h"
 #include "stoker/store/shard_check.h"
 #include "stoker/store/shard_schedule.h"
 #include "stoker/util/atomic_file.h"
+#include "stoker/util/checksum.h"
 #include "stoker/util/saved_form.h"
 
 namespace stoker {
@@ -166,8 +168,8 @@ uint64_t ShardCache::contents_digest() const {
 }
 
 Result<DatasetCache> ShardCache::part(const std::string& key, const std::string& source,
-                                      std::vector<ShardInfo> shards, Schema schema,
-                                      bool objects) const {
+                                      std::vector<ShardInfo> shards, Schema schema, bool objects,
+                                      bool sealed) const {
   if (key.empty() || key.size() > 64 ||
       key.find_first_not_of("0123456789abcdef") != std::string::npos)
     return invalid_argument("cache key '" + key + "': not 1 to 64 lower-case hex digits");
@@ -180,22 +182,23 @@ Result<DatasetCache> ShardCache::part(const std::string& key, const std::string&
         nlohmann::json({{"source", objects ? "objects read in place" : source}}).dump() + "\n"));
   }
   return DatasetCache(shared_from_this(), dir, source, std::move(shards), std::move(schema),
-                      objects);
+                      objects, sealed);
 }
 
 Result<DatasetCache> ShardCache::dataset(const std::string& key, const std::string& source,
                                          const Manifest& manifest) const {
-  return part(key, source, manifest.shards, manifest.schema, /*objects=*/false);
+  return part(key, source, manifest.shards, manifest.schema, /*objects=*/false, false);
 }
 
-Result<DatasetCache> ShardCache::objects(const std::string& source,
-                                         std::vector<ShardInfo> objects) const {
+Result<DatasetCache> ShardCache::objects(const std::string& source, std::vector<ShardInfo> objects,
+                                         ObjectCheck check) const {
   for (const ShardInfo& object : objects) {
     if (object.file.empty() || object.file.find('/') != std::string::npos || object.file == "." ||
         object.file == "..")
       return invalid_argument(source + ": object name '" + object.file + "' is not a file name");
   }
-  return part(kObjectsKey, source, std::move(objects), Schema(), /*objects=*/true);
+  return part(kObjectsKey, source, std::move(objects), Schema(), /*objects=*/true,
+              check == ObjectCheck::kSealed);
 }
 
 ShardCacheUsage ShardCache::usage() const {
@@ -220,15 +223,40 @@ bool DatasetCache::holds(int shard) const {
   return ::stat(shard_path(shard).c_str(), &st) == 0;
 }
 
+Status DatasetCache::seal(int shard, const std::string& path, int fd, bool write) const {
+  const uint64_t bytes = shards_[shard].bytes;
+  std::string data(bytes + kSealBytes, '\0');
+  STOKER_ASSIGN_OR_RETURN(size_t got, read_at(fd, path, 0, reinterpret_cast<uint8_t*>(data.data()),
+                                              write ? bytes : data.size()));
+  if (got != (write ? bytes : data.size())) return corrupt(path + ": shorter than its size");
+  uint8_t sum[kSealBytes];
+  const uint64_t hash = xxh3_64(data.data(), bytes);
+  std::memcpy(sum, &hash, kSealBytes);
+  if (write) {
+    if (::pwrite(fd, sum, kSealBytes, static_cast<off_t>(bytes)) !=
+        static_cast<ssize_t>(kSealBytes))
+      return io_error("cannot write " + path + ": " + std::strerror(errno));
+    return Status::ok();
+  }
+  if (std::memcmp(sum, data.data() + bytes, kSealBytes) != 0)
+    return corrupt(path + ": its bytes do not match the XXH3 it ends with (torn by a crash?)");
+  return Status::ok();
+}
+
 Result<std::optional<ShardReader>> DatasetCache::check(int shard, const std::string& path, int fd,
                                                        bool downloaded) const {
   const ShardInfo& info = shards_[shard];
   if (objects_) {
     struct stat st;
     if (::fstat(fd, &st) != 0) return io_error(path + ": " + std::strerror(errno));
-    if (static_cast<uint64_t>(st.st_size) != info.bytes)
+    if (static_cast<uint64_t>(st.st_size) != file_bytes(shard))
       return corrupt(
-          fmt::format("{}: {} bytes, its listing says {}", path, st.st_size, info.bytes));
+          fmt::format("{}: {} bytes, its listing says {}", path, st.st_size, file_bytes(shard)));
+    std::atomic<bool>& sum_checked = (*records_checked_)[shard];
+    if (sealed_ && !downloaded && !sum_checked.load()) {
+      STOKER_RETURN_IF_ERROR(seal(shard, path, fd, /*write=*/false));
+      sum_checked = true;
+    }
     return std::optional<ShardReader>();
   }
   STOKER_ASSIGN_OR_RETURN(ShardReader reader, ShardReader::open(path));
@@ -273,8 +301,14 @@ Result<CachedShard> DatasetCache::fetch(int shard, const ShardDownload& download
     if (!told && admitted) admitted();
     told = true;
   };
+  bool torn_removed = false;  // a sealed object found torn is removed, then downloaded again
   while (true) {
-    STOKER_ASSIGN_OR_RETURN(std::optional<CachedShard> found, find(shard));
+    Result<std::optional<CachedShard>> looked = find(shard);
+    if (sealed_ && !torn_removed && looked.status().code() == StatusCode::kCorrupt) {
+      torn_removed = true;
+      continue;
+    }
+    STOKER_ASSIGN_OR_RETURN(std::optional<CachedShard> found, std::move(looked));
     if (found) return std::move(*found);
     Result<FileLock> downloading = FileLock::acquire(lock_path, LockMode::kExclusive, false, true);
     if (downloading.is_ok()) {
@@ -307,7 +341,7 @@ void DatasetCache::evict(const std::string& path) const {
 
 Status DatasetCache::make_room(int shard, const EvictionAdvice& advice, bool disk_full) const {
   CacheLedger& ledger = cache_->ledger_;
-  const uint64_t needed = shards_[shard].bytes;
+  const uint64_t needed = file_bytes(shard);
   uint64_t parts = 0;
   for (const std::string& d : cache_dataset_dirs(cache_->dir())) {
     for (const CacheFile& part : list_cache_files(d + "/tmp", is_download_name)) {
@@ -412,12 +446,14 @@ Result<CachedShard> DatasetCache::admit(int shard, const ShardDownload& download
     if (!lock.is_ok()) return discard(lock.status());
     writer.emplace(std::move(lock).value());
     // An empty object has nothing to reserve (posix_fallocate refuses a length of 0: EINVAL).
-    int rc = info.bytes == 0 ? 0 : ::posix_fallocate(fd, 0, static_cast<off_t>(info.bytes));
+    int rc = file_bytes(shard) == 0
+                 ? 0
+                 : ::posix_fallocate(fd, 0, static_cast<off_t>(file_bytes(shard)));
     if (rc == ENOSPC) {  // the disk is fuller than the budget knows: evict for it, once
       if (::ftruncate(fd, 0) != 0) return discard(io_error("cannot truncate " + part));
       const Status room = make_room(shard, advice, /*disk_full=*/true);
       if (!room.is_ok()) return discard(room);
-      rc = ::posix_fallocate(fd, 0, static_cast<off_t>(info.bytes));
+      rc = ::posix_fallocate(fd, 0, static_cast<off_t>(file_bytes(shard)));
     }
     if (rc != 0) {
       return discard(
@@ -429,13 +465,18 @@ Result<CachedShard> DatasetCache::admit(int shard, const ShardDownload& download
   const Status downloaded = download(info, fd, cancelled);
   if (!downloaded.is_ok()) return discard(downloaded);
   struct stat st;
-  if (::fstat(fd, &st) != 0 || static_cast<uint64_t>(st.st_size) != info.bytes) {
+  if (::fstat(fd, &st) != 0 || static_cast<uint64_t>(st.st_size) != file_bytes(shard)) {
     return discard(corrupt(fmt::format("{}/{}: {} bytes downloaded, {} says {}; nothing was kept",
                                        source_, info.file, st.st_size,
                                        objects_ ? "its listing" : "the manifest", info.bytes)));
   }
-  if (::fsync(fd) != 0)
+  // A sealed object is checked by its XXH3 when next found, not synced (shard_cache.h).
+  if (sealed_) {
+    if (const Status sealed = seal(shard, part, fd, /*write=*/true); !sealed.is_ok())
+      return discard(sealed);
+  } else if (::fsync(fd) != 0) {
     return discard(io_error("cannot sync " + part + ": " + std::strerror(errno)));
+  }
   if (Result<std::optional<ShardReader>> verified = check(shard, part, fd, true);
       !verified.is_ok()) {
     // The .part named at the message's start is gone: the shard's URL stands for it.
@@ -450,7 +491,7 @@ Result<CachedShard> DatasetCache::admit(int shard, const ShardDownload& download
   {
     // Into the ledger, then its name (a kill between the two leaves the ledger ahead: rebuilt).
     STOKER_ASSIGN_OR_RETURN(ShardCache::Locked locked, cache_->lock());
-    cache_->ledger_.add(path, info.bytes, modified_ns(st));
+    cache_->ledger_.add(path, file_bytes(shard), modified_ns(st));
     if (::rename(part.c_str(), path.c_str()) != 0) {
       const int error = errno;
       cache_->ledger_.remove(path);
@@ -460,7 +501,7 @@ Result<CachedShard> DatasetCache::admit(int shard, const ShardDownload& download
     cache_->ledger_.changed(path);
   }
   ::close(fd);
-  STOKER_RETURN_IF_ERROR(fsync_directory(dir_ + "/shards"));
+  if (!sealed_) STOKER_RETURN_IF_ERROR(fsync_directory(dir_ + "/shards"));
   // The writer's flock, on the same file under its shard name, is now the pin.
   if (objects_) return CachedShard(std::move(*writer));
   STOKER_ASSIGN_OR_RETURN(ShardReader reader, ShardReader::open(path));

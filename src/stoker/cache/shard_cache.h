@@ -35,7 +35,13 @@
 // Objects read in place (WebDataset tars) are kept the same way, in a part of their own
 // (ShardCache::objects): a file there is named by the XXH3 of the object's URL, ETag and size,
 // downloaded only while the object keeps that ETag, and checked by its size only (a tar's
-// index checks each member's bytes when read).
+// index checks each member's bytes when read). Sealed objects (ObjectCheck::kSealed: a remote
+// video's 64 KiB blocks) end with the XXH3-64 of their bytes (8 bytes, the machine's order, past
+// the object's size: the ledger and the budget count them), written at admission and checked the
+// first time a DatasetCache finds the file; they are renamed into place without an fsync of
+// the file or its folder (two fsyncs an admission were most of a first epoch's cost), so that a
+// crash may leave one torn (its bytes not yet on disk) or gone: a torn one fails its checksum,
+// is removed and downloaded again by the fetch that found it.
 //
 // Thread-safe: ShardCache and DatasetCache may be used from any thread (state is on disk,
 // under flocks); CachedShard is an immutable pin.
@@ -60,6 +66,13 @@ namespace stoker {
 
 // The part (DIR/<key>) of the objects read in place (ShardCache::objects).
 inline constexpr const char* kObjectsKey = "0b1ec75";
+
+// How ShardCache::objects checks a cached object: its size, or its size and the XXH3 it ends
+// with (above).
+enum class ObjectCheck { kSize, kSealed };
+
+// The bytes a sealed object's file holds past the object's: its XXH3-64.
+inline constexpr uint64_t kSealBytes = 8;
 
 // The marker's name and the layout version it holds.
 inline constexpr const char* kShardCacheMarker = "STOKER-CACHE";
@@ -134,16 +147,22 @@ class DatasetCache {
  private:
   friend class ShardCache;
   DatasetCache(std::shared_ptr<const ShardCache> cache, std::string dir, std::string source,
-               std::vector<ShardInfo> shards, Schema schema, bool objects)
+               std::vector<ShardInfo> shards, Schema schema, bool objects, bool sealed)
       : cache_(std::move(cache)),
         dir_(std::move(dir)),
         source_(std::move(source)),
         shards_(std::move(shards)),
         schema_(std::move(schema)),
         objects_(objects),
+        sealed_(sealed),
         records_checked_(std::make_shared<std::vector<std::atomic<bool>>>(shards_.size())) {}
 
   std::string shard_path(int shard) const;
+  // The bytes shard `shard`'s file holds: its own, and a sealed object's XXH3.
+  uint64_t file_bytes(int shard) const { return shards_[shard].bytes + (sealed_ ? kSealBytes : 0); }
+  // Writes the XXH3 of the first shards_[shard].bytes bytes of `fd` after them (a sealed
+  // object's admission), or checks it (`write` false: kCorrupt naming `path` where it differs).
+  Status seal(int shard, const std::string& path, int fd, bool write) const;
   // Checks the file `path` open as `fd` as shard `shard` (an object: its size), giving its
   // reader (none for an object); `downloaded`: this DatasetCache wrote it.
   Result<std::optional<ShardReader>> check(int shard, const std::string& path, int fd,
@@ -163,7 +182,9 @@ class DatasetCache {
   std::vector<ShardInfo> shards_;  // the manifest's
   Schema schema_;
   bool objects_;  // ShardCache::objects' part: files checked by size
-  // Per shard: its records' checksums were checked by this DatasetCache (or its copies).
+  bool sealed_;   // objects_ that end with their XXH3 (ObjectCheck::kSealed)
+  // Per shard: its records' checksums (a sealed object's) were checked by this DatasetCache (or
+  // its copies).
   std::shared_ptr<std::vector<std::atomic<bool>>> records_checked_;
 };
 
@@ -197,7 +218,9 @@ class ShardCache : public std::enable_shared_from_this<ShardCache> {
   // size) of `source` (their folder's redacted URL, or the spec naming them), made if missing.
   // One part holds the objects of every source, so that two sources naming one object share
   // its copy; eviction takes those of other sources as it takes other datasets' shards.
-  Result<DatasetCache> objects(const std::string& source, std::vector<ShardInfo> objects) const;
+  // `check`: kSealed for objects kept with their XXH3 (above).
+  Result<DatasetCache> objects(const std::string& source, std::vector<ShardInfo> objects,
+                               ObjectCheck check = ObjectCheck::kSize) const;
 
   // What the cache holds now.
   ShardCacheUsage usage() const;
@@ -226,7 +249,8 @@ class ShardCache : public std::enable_shared_from_this<ShardCache> {
   };
   Result<Locked> lock() const;
   Result<DatasetCache> part(const std::string& key, const std::string& source,
-                            std::vector<ShardInfo> shards, Schema schema, bool objects) const;
+                            std::vector<ShardInfo> shards, Schema schema, bool objects,
+                            bool sealed) const;
   ShardCache(std::string dir, uint64_t budget, std::string advice, std::string user_path,
              FileLock user)
       : dir_(std::move(dir)),

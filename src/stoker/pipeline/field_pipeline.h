@@ -32,16 +32,20 @@
 
 namespace stoker {
 
+class Dataset;
+
 // The request for batch field `field` of `schema` made by `calls`. kInvalidArgument naming the
 // field for calls out of order, a stored field they cannot apply to, or a factory's refusal.
 // `measure`: an image source's switches for measuring (ImageOutput::crop_decode, simd_resize);
 // the calls set the rest. `sample_parts`: the dataset's Manifest::sample_parts (a source
 // operation that decodes a record's part, decode_clip's "video_clips", reads it). `cache_dir`:
-// SourceContext::cache_dir (the loader's cache folder; "": none).
+// SourceContext::cache_dir (the loader's cache folder; "": none). `dataset`:
+// SourceContext::dataset (null: not known).
 Result<FieldRequest> make_field_request(const Schema& schema, const std::string& field,
                                         const std::vector<OpCall>& calls,
                                         const ImageOutput& measure = {},
                                         const std::string& sample_parts = {},
-                                        const std::string& cache_dir = {});
+                                        const std::string& cache_dir = {},
+                                        const Dataset* dataset = nullptr);
 
 }  // namespace stoker

@@ -32,6 +32,8 @@
 
 namespace stoker {
 
+class Dataset;
+
 // What an operation takes and makes, which decides where it may stand in a field's list:
 //   kSource     encoded record -> image: makes the field's sample from the record (decode and
 //               crop an image, a synthetic field); first, or none (the stored field, as stored)
@@ -114,6 +116,10 @@ struct SourceContext {
   // How the dataset's records give several samples (Manifest::sample_parts; "" : one each): a
   // video folder's clips, which decode_clip's sampler "video_clips" decodes.
   std::string sample_parts;
+  // The dataset read (null: not known), which a factory may read while it makes its transform:
+  // decode_clip's sampler "uniform_clips" numbers each video's clips in it as torchvision's
+  // UniformClipSampler does (pipeline/video_frame_counts.h).
+  const Dataset* dataset = nullptr;
   // The cache folder where a source keeps what it learns of records between runs (decode_clip:
   // each video's index, video/video_cache.h); "": nothing kept.
   std::string cache_dir;

@@ -141,7 +141,7 @@ FieldRequest field_request(const Dataset& dataset, const py::dict& spec,
   std::vector<OpCall> calls;
   for (const py::handle op : spec["ops"]) calls.push_back(op_call_from(op.cast<py::dict>()));
   FieldRequest request = make_field_request(dataset.schema(), spec["name"].cast<std::string>(),
-                                            calls, {}, sample_parts, cache_dir)
+                                            calls, {}, sample_parts, cache_dir, &dataset)
                              .value_or_throw();
   request.padded = spec.contains("padded") && spec["padded"].cast<bool>();
   return request;

@@ -224,7 +224,8 @@ FieldRequest clip_request(const Dataset& data, const TrainerOptions& o, bool tra
                                {"draws", std::string("clip")},
                                {"layout", std::string("CTHW")}});
   const OpCall call = make_op_call("decode_clip", params).value_or_throw();
-  return make_field_request(data.schema(), "video", {call}, {}, sample_parts(data, per_record))
+  return make_field_request(data.schema(), "video", {call}, {}, sample_parts(data, per_record), {},
+                            &data)
       .value_or_throw();
 }
 
@@ -235,7 +236,7 @@ FieldRequest frame_indices_request(const Dataset& data, const TrainerOptions& o,
   params.emplace_back("video", std::string("video"));
   const OpCall call = make_op_call("clip_frame_indices", params).value_or_throw();
   return make_field_request(data.schema(), kFrameIndicesField, {call}, {},
-                            sample_parts(data, per_record))
+                            sample_parts(data, per_record), {}, &data)
       .value_or_throw();
 }
 

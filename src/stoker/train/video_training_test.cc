@@ -380,22 +380,23 @@ TEST_F(VideoTrainingTest, PythonRunsTheSavedVideoModelAsTheTrainerDoes) {
   }
 }
 
-// Prints torchvision's UniformClipSampler's clips of a video of each clip count argv[2:] (a
-// VideoClips of that one video), argv[1] (a comma-separated list) clips a video: a line per
-// count and clips a video.
+// Prints torchvision's UniformClipSampler's clips of a dataset of videos of the clip counts
+// argv[2:] (a VideoClips of those videos, in order: its clips, not the videos, are what the
+// sampler reads), argv[1] (a comma-separated list) clips a video: a line per count, the
+// dataset's clip indices.
 constexpr const char* kUniformClipsPy = R"(
 import sys, torch
 from torchvision.datasets.samplers import UniformClipSampler
 from torchvision.datasets.video_utils import VideoClips
+clips = VideoClips.__new__(VideoClips)
+clips.clips = [torch.zeros(int(n), 1) for n in sys.argv[2:]]
 for k in sys.argv[1].split(','):
-    for n in sys.argv[2:]:
-        clips = VideoClips.__new__(VideoClips)
-        clips.clips = [torch.zeros(int(n), 1)]
-        print(' '.join(str(i) for i in UniformClipSampler(clips, int(k))))
+    print(' '.join(str(i) for i in UniformClipSampler(clips, int(k))))
 )";
 
-// torchvision's UniformClipSampler's clips of a video of each of `lengths` clips, `k` of each
-// of `ks` a video (ks-major); nullopt where Python cannot import torchvision.
+// torchvision's UniformClipSampler's clips of a dataset of videos of `lengths` clips, `k` a
+// video for each of `ks`: a list of the dataset's clip indices each; nullopt where Python
+// cannot import torchvision.
 std::optional<std::vector<std::vector<int64_t>>> torchvision_uniform_clips(
     const std::string& dir, const std::vector<int64_t>& ks, const std::vector<int64_t>& lengths) {
   if (std::system(STOKER_PYTHON " -c 'import torchvision' >/dev/null 2>&1") != 0)
@@ -416,19 +417,53 @@ std::optional<std::vector<std::vector<int64_t>>> torchvision_uniform_clips(
   return out;
 }
 
-// uniform_clip_indices is UniformClipSampler's spacing over a video's clips, for videos of 1
-// to 40 clips and 1 to 20 clips a video.
+// A clip sampler whose clips are a video's frames (a clip a frame, every frame): clip counts
+// are frame counts, for uniform_first_clips.
+video::ClipSampler frame_clips() {
+  video::ClipSampler sampler;
+  sampler.starts = video::ClipStarts::kUniformClips;
+  return sampler;
+}
+
+// uniform_clip_indices from uniform_first_clips' offsets is UniformClipSampler over a dataset
+// of videos of 0 to 60 clips (a video without clips has none, and counts none), 1 to 32 clips
+// a video; for some videos the offset rounds otherwise than the video alone would.
 TEST_F(VideoTrainingTest, UniformClipIndicesAreTorchvisionsUniformClipSamplers) {
-  std::vector<int64_t> ks, lengths;
-  for (int64_t k = 1; k <= 20; ++k) ks.push_back(k);
-  for (int64_t n = 1; n <= 40; ++n) lengths.push_back(n);
+  std::vector<int64_t> ks, lengths = {0};
+  for (int64_t k = 1; k <= 32; ++k) ks.push_back(k);
+  for (int64_t n = 1; n <= 60; ++n) lengths.insert(lengths.end(), {n, n % 7});
   const auto expected = torchvision_uniform_clips(dir_.path(), ks, lengths);
   if (!expected) GTEST_SKIP() << STOKER_PYTHON " cannot import torchvision";
-  ASSERT_EQ(expected->size(), ks.size() * lengths.size());
-  for (size_t k = 0; k < ks.size(); ++k)
-    for (size_t v = 0; v < lengths.size(); ++v)
-      EXPECT_EQ(video::uniform_clip_indices(lengths[v], ks[k]), (*expected)[k * lengths.size() + v])
-          << lengths[v] << " clips, " << ks[k] << " a video";
+  ASSERT_EQ(expected->size(), ks.size());
+  const std::vector<int64_t> first = video::uniform_first_clips(frame_clips(), lengths);
+  int64_t offset_matters = 0;
+  for (size_t k = 0; k < ks.size(); ++k) {
+    std::vector<int64_t> ours;
+    for (size_t v = 0; v < lengths.size(); ++v) {
+      if (lengths[v] == 0) continue;  // torchvision leaves it out
+      const std::vector<int64_t> clips = video::uniform_clip_indices(lengths[v], ks[k], first[v]);
+      offset_matters += clips != video::uniform_clip_indices(lengths[v], ks[k]);
+      for (const int64_t clip : clips) ours.push_back(first[v] + clip);
+    }
+    EXPECT_EQ(ours, (*expected)[k]) << ks[k] << " clips a video";
+  }
+  EXPECT_GT(offset_matters, 0);
+}
+
+// A video's offset in its dataset changes its clips: of a dataset of a video of 1 clip and one
+// of 3, 15 clips a video, torchvision takes the second's clip 1 as its 8th: linspace(1, 3, 15)
+// in float32 (its step 2 / 14 rounded up) gives 3 - 7 step = 2, where the video alone,
+// linspace(0, 2, 15), gives 2 - 7 step = 0.99999994, clip 0.
+TEST_F(VideoTrainingTest, AVideosOffsetInItsDatasetRoundsItsClips) {
+  const auto expected = torchvision_uniform_clips(dir_.path(), {15}, {1, 3});
+  if (!expected) GTEST_SKIP() << STOKER_PYTHON " cannot import torchvision";
+  const std::vector<int64_t> second = {0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 2};
+  std::vector<int64_t> want(15, 0);
+  for (const int64_t clip : second) want.push_back(1 + clip);
+  EXPECT_EQ((*expected)[0], want);
+  EXPECT_EQ(video::uniform_first_clips(frame_clips(), {1, 3}), (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(video::uniform_clip_indices(3, 15, 1), second);
+  EXPECT_NE(video::uniform_clip_indices(3, 15), second);
 }
 
 // The videos as WebDataset tars: --clips-per-video 2 gives each video 2 samples through the
@@ -482,11 +517,12 @@ TEST_F(VideoTrainingTest, EvaluationTakesUniformClipSamplersClipsOfEachVideo) {
   ASSERT_EQ(setup->test_data->size(), 4u * 5);
   const auto expected = torchvision_uniform_clips(dir_.path(), {5}, {12, 12, 7, 7});
   if (!expected) GTEST_SKIP() << STOKER_PYTHON " cannot import torchvision";
+  const int64_t first[] = {0, 12, 24, 31};  // each video's first clip in the dataset
   int64_t sample = 0;
   for (const Batch& batch : setup->test_loader->epoch(0)) {
     const at::Tensor frames = batch[kFrameIndicesField];  // [n, 4]
     for (int64_t i = 0; i < batch.size(); ++i, ++sample) {
-      const int64_t clip = (*expected)[sample / 5][sample % 5];
+      const int64_t clip = (*expected)[0][sample] - first[sample / 5];
       for (int64_t t = 0; t < 4; ++t)
         EXPECT_EQ(frames[i][t].item<int64_t>(), (clip + t) * 5) << "sample " << sample;
     }

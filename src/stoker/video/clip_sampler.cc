@@ -162,6 +162,13 @@ Result<std::vector<int64_t>> clip_frames_by_time(const ClipSampler& sampler,
   return out;
 }
 
+// The clips of kUniformClips' enumeration of a video of `frame_count` frames (< 1: shorter than
+// a clip).
+int64_t uniform_clip_count(const ClipSampler& sampler, int64_t frame_count) {
+  const int64_t s = sampler.frame_step;
+  return (frame_count + s - 1) / s - sampler.frames_per_clip + 1;
+}
+
 // Each clip's frames (clips of `length`) at torchvision's uniform_temporal_subsample positions.
 std::vector<int64_t> subsampled(const std::vector<int64_t>& frames, int64_t length, int64_t n) {
   const std::vector<int64_t> positions = uniform_clip_indices(length, n);
@@ -174,41 +181,63 @@ std::vector<int64_t> subsampled(const std::vector<int64_t>& frames, int64_t leng
 
 // The frames of the uniform-clips sampler's clips (clip_sampler.h) of a video of `frame_count`.
 Result<std::vector<int64_t>> uniform_clip_frames(const ClipSampler& sampler, int64_t frame_count,
-                                                 const std::string& video) {
+                                                 const std::string& video, int64_t first_clip) {
   if (frame_count < 1)
     return invalid_argument(video_named(video) + ": no frame to sample clips from");
   const int64_t s = sampler.frame_step;
-  const int64_t clips = (frame_count + s - 1) / s - sampler.frames_per_clip + 1;
   std::vector<int64_t> out;
-  for (const int64_t clip : uniform_clip_indices(clips, sampler.num_clips))
+  for (const int64_t clip : uniform_clip_indices(uniform_clip_count(sampler, frame_count),
+                                                 sampler.num_clips, first_clip))
     STOKER_RETURN_IF_ERROR(append_clip(sampler, clip * s, frame_count, video, out));
   return out;
 }
 
 }  // namespace
 
-std::vector<int64_t> uniform_clip_indices(int64_t clips, int64_t count) {
-  // torch.linspace(0, clips - 1, count) in float32 as its CPU kernel computes it (each value one
-  // fused multiply-add, from the end for the second half; checked against torch's AVX2 and
-  // AVX-512 dispatch for lengths 1 to 256 and count 1 to 128), then floor (.long() of values
-  // >= 0).
+std::vector<int64_t> uniform_clip_indices(int64_t clips, int64_t count, int64_t first) {
+  // torch.linspace(first, first + clips - 1, count) in float32 as its CPU kernel computes it
+  // (each value one fused multiply-add, from the end for the second half; checked against
+  // torch's AVX2 and AVX-512 dispatch for lengths 1 to 256 and count 1 to 128), then floor
+  // (.long() of values >= 0), less `first`.
   std::vector<int64_t> positions(static_cast<size_t>(count), 0);
   if (clips < 1 || count == 1) return positions;  // one value: the start
-  const float end = static_cast<float>(clips - 1);
-  const float step = count > 1 ? end / static_cast<float>(count - 1) : 0.0f;
+  const float start = static_cast<float>(first);
+  const float end = static_cast<float>(first + clips - 1);
+  const float step = (end - start) / static_cast<float>(count - 1);
   for (int64_t i = 0; i < count; ++i) {
-    const float value = i < count / 2 ? std::fma(step, static_cast<float>(i), 0.0f)
+    const float value = i < count / 2 ? std::fma(step, static_cast<float>(i), start)
                                       : std::fma(-step, static_cast<float>(count - 1 - i), end);
-    positions[static_cast<size_t>(i)] = static_cast<int64_t>(value);
+    positions[static_cast<size_t>(i)] = static_cast<int64_t>(value) - first;
   }
   return positions;
 }
 
+std::vector<int64_t> uniform_first_clips(const ClipSampler& sampler,
+                                         const std::vector<int64_t>& frame_counts) {
+  std::vector<int64_t> first(frame_counts.size());
+  int64_t s = 0;
+  for (size_t v = 0; v < frame_counts.size(); ++v) {
+    first[v] = s;
+    if (frame_counts[v] > 0)
+      s += std::max<int64_t>(uniform_clip_count(sampler, frame_counts[v]), 0);
+  }
+  return first;
+}
+
+int64_t ClipSampler::first_clip_of(int64_t sample) const {
+  if (!first_clips) return 0;
+  const int64_t record = sample / std::max<int64_t>(of_video, 1);
+  return record >= 0 && record < static_cast<int64_t>(first_clips->size())
+             ? (*first_clips)[static_cast<size_t>(record)]
+             : 0;
+}
+
 Result<std::vector<int64_t>> clip_frame_indices(const ClipSampler& sampler, int64_t frame_count,
-                                                CounterRng& rng, const std::string& video) {
+                                                CounterRng& rng, const std::string& video,
+                                                int64_t first_clip) {
   STOKER_RETURN_IF_ERROR(sampler.check());
   if (sampler.starts == ClipStarts::kUniformClips)
-    return uniform_clip_frames(sampler, frame_count, video);
+    return uniform_clip_frames(sampler, frame_count, video, first_clip);
   const std::string where = video_named(video) + " (" + std::to_string(frame_count) + " frames)";
   if (frame_count < 1) return invalid_argument(where + ": no frame to sample clips from");
   int64_t start = sampler.range_start < 0 ? frame_count + sampler.range_start : sampler.range_start;
@@ -249,14 +278,14 @@ Result<std::vector<int64_t>> clip_frame_indices(const ClipSampler& sampler, int6
 
 Result<std::vector<int64_t>> clip_frame_indices(const ClipSampler& sampler, const VideoIndex& index,
                                                 CounterRng& rng, const std::string& video,
-                                                int64_t clip) {
+                                                int64_t clip, int64_t first_clip) {
   STOKER_RETURN_IF_ERROR(sampler.check());
   if (sampler.of_video > 0) {  // clip `clip` of the video's of_video clips
     ClipSampler all = sampler;
     all.num_clips = sampler.of_video;
     all.of_video = 0;
     STOKER_ASSIGN_OR_RETURN(std::vector<int64_t> frames,
-                            clip_frame_indices(all, index, rng, video));
+                            clip_frame_indices(all, index, rng, video, 0, first_clip));
     const int64_t length = sampler.clip_length();
     if (clip < 0 || (clip + 1) * length > static_cast<int64_t>(frames.size()))
       return invalid_argument(fmt::format("{}: clip {} is not one of its {} clips",
@@ -278,7 +307,8 @@ Result<std::vector<int64_t>> clip_frame_indices(const ClipSampler& sampler, cons
   } else if (sampler.by_time()) {
     STOKER_ASSIGN_OR_RETURN(frames, clip_frames_by_time(sampler, index, rng, video));
   } else {
-    STOKER_ASSIGN_OR_RETURN(frames, clip_frame_indices(sampler, index.frame_count(), rng, video));
+    STOKER_ASSIGN_OR_RETURN(
+        frames, clip_frame_indices(sampler, index.frame_count(), rng, video, first_clip));
   }
   if (sampler.subsample == 0) return frames;
   return subsampled(frames, sampler.frames_per_clip, sampler.subsample);

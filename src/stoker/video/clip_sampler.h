@@ -35,11 +35,12 @@
 // step_between_clips 1: clip j is frames (j + t) * frame_step, of C = ceil(n / frame_step) -
 // frames_per_clip + 1 clips): clips floor(torch.linspace(0, C - 1, num_clips)) in float32 as
 // torch computes it (step = (C - 1) / (num_clips - 1) in float32; the first num_clips / 2
-// values i * step, the others (C - 1) - step * (num_clips - 1 - i); one value: 0). The video
-// alone: torchvision's linspace starts at the video's first clip's index s in the whole
-// dataset, so its float32 values round otherwise for some s (its s = 0 is this). A video
-// shorter than a clip (C < 1; torchvision leaves it out) gives its clip 0, `policy` filling the
-// frames past its end.
+// values i * step, the others (C - 1) - step * (num_clips - 1 - i); one value: 0), as
+// torchvision computes them from s, the video's first clip's index among its dataset's clips
+// (the clips of the videos before it: linspace(s, s + C - 1) rounds otherwise than from 0 for
+// some s): `first_clips` holds each record's s where the dataset's frame counts are known (0
+// else). A video shorter than a clip (C < 1; torchvision leaves it out) gives its clip 0,
+// `policy` filling the frames past its end.
 //
 // A dataset of clips_per_video(K) (clips_per_video.h: K samples a video) sets `of_video` K: a
 // sample is clip `clip` (its part) of the K clips the sampler takes (num_clips K; num_clips
@@ -50,6 +51,7 @@
 // decoded clip). Pure functions; thread-safe.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -88,9 +90,16 @@ struct ClipSampler {
   double frame_rate = 0;  // 0: the video's own
   int64_t subsample = 0;  // 0: every frame of a clip
   int64_t of_video = 0;   // K > 0: a sample is one of K clips of its video (above)
+  // kUniformClips': each record's video's first clip's index among the dataset's clips
+  // (uniform_first_clips), by record; null: each video's 0.
+  std::shared_ptr<const std::vector<int64_t>> first_clips;
 
   // The frames each clip gives: subsample's, else frames_per_clip.
   int64_t clip_length() const { return subsample > 0 ? subsample : frames_per_clip; }
+
+  // The first clip (torchvision's s) of the video of sample `sample`, record
+  // sample / max(of_video, 1) (a dataset of clips_per_video(K): record r's samples r K + k).
+  int64_t first_clip_of(int64_t sample) const;
 
   bool by_time() const {
     return starts == ClipStarts::kRandomTimestamps || starts == ClipStarts::kRegularTimestamps;
@@ -101,10 +110,12 @@ struct ClipSampler {
 };
 
 // The frame indices of every clip, clip after clip (num_clips * frames_per_clip of them), of a
-// video of `frame_count` frames, the random starts drawn from `rng`. A range that holds no
-// start, or a clip past the end under kError: kInvalidArgument naming `video` and the range.
+// video of `frame_count` frames, the random starts drawn from `rng`; kUniformClips' from the
+// dataset's clip `first_clip` (first_clip_of). A range that holds no start, or a clip past the
+// end under kError: kInvalidArgument naming `video` and the range.
 Result<std::vector<int64_t>> clip_frame_indices(const ClipSampler& sampler, int64_t frame_count,
-                                                CounterRng& rng, const std::string& video);
+                                                CounterRng& rng, const std::string& video,
+                                                int64_t first_clip = 0);
 
 // The same of any sampler, by index or by time, of the video `index` describes, each clip
 // subsampled: the clips follow one another, so their number is the result's size /
@@ -113,12 +124,19 @@ Result<std::vector<int64_t>> clip_frame_indices(const ClipSampler& sampler, int6
 // a frame rate or point that the video has not: kInvalidArgument naming `video`. kVideoClips:
 // the video's clip number `clip` (a clip it has not: kInvalidArgument naming `video`); with
 // of_video, clip `clip` of the K clips.
-// UniformClipSampler's clip indices over a video of `clips` clips: floor(torch.linspace(0,
-// clips - 1, count)) in float32 (above); all 0 for clips < 1.
-std::vector<int64_t> uniform_clip_indices(int64_t clips, int64_t count);
-
 Result<std::vector<int64_t>> clip_frame_indices(const ClipSampler& sampler, const VideoIndex& index,
                                                 CounterRng& rng, const std::string& video,
-                                                int64_t clip = 0);
+                                                int64_t clip = 0, int64_t first_clip = 0);
+
+// UniformClipSampler's clip indices over a video of `clips` clips, the first of which is the
+// dataset's clip `first`: floor(torch.linspace(first, first + clips - 1, count)) in float32
+// (above), less `first`; all 0 for clips < 1.
+std::vector<int64_t> uniform_clip_indices(int64_t clips, int64_t count, int64_t first = 0);
+
+// Each video's first clip (torchvision's s: the sum of the earlier videos' clip counts) of the
+// videos of `frame_counts` frames, in the dataset's order, under kUniformClips' enumeration by
+// `sampler` (frames_per_clip, frame_step); a video shorter than a clip counts none.
+std::vector<int64_t> uniform_first_clips(const ClipSampler& sampler,
+                                         const std::vector<int64_t>& frame_counts);
 
 }  // namespace stoker::video

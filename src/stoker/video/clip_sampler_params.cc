@@ -47,7 +47,8 @@ std::vector<ParamSpec> clip_sampler_params() {
   };
 }
 
-Result<ClipSampler> clip_sampler_from(const Params& p, const std::string& sample_parts) {
+Result<ClipSampler> clip_sampler_from(const Params& p, const std::string& sample_parts,
+                                      const RecordFrames& record_frames) {
   ClipSampler sampler;
   const std::string& starts = p.choice("sampler");
   sampler.starts = starts == "random"               ? ClipStarts::kRandom
@@ -93,6 +94,13 @@ Result<ClipSampler> clip_sampler_from(const Params& p, const std::string& sample
                    : policy == "error" ? ClipPolicy::kError
                                        : ClipPolicy::kRepeatLast;
   STOKER_RETURN_IF_ERROR(sampler.check());
+  // One or two clips a video are its first and last whatever its offset: nothing to read.
+  const int64_t per_video = sampler.of_video > 0 ? sampler.of_video : sampler.num_clips;
+  if (sampler.starts == ClipStarts::kUniformClips && record_frames && per_video > 2) {
+    STOKER_ASSIGN_OR_RETURN(const std::vector<int64_t> frames, record_frames());
+    sampler.first_clips =
+        std::make_shared<const std::vector<int64_t>>(uniform_first_clips(sampler, frames));
+  }
   return sampler;
 }
 

@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "stoker/pipeline/op_registry.h"
+#include "stoker/pipeline/video_frame_counts.h"
 #include "stoker/store/record_view.h"
 #include "stoker/video/clip_sampler_params.h"
 #include "stoker/video/video_cache.h"
@@ -35,7 +36,8 @@ class ClipFrameIndices : public VariableTransform {
                             video::indexed_video(bytes, cache_dir_));
     CounterRng rng = input.rng();
     STOKER_ASSIGN_OR_RETURN(std::vector<int64_t> frames,
-                            video::clip_frame_indices(sampler_, *index, rng, "", input.part));
+                            video::clip_frame_indices(sampler_, *index, rng, "", input.part,
+                                                      sampler_.first_clip_of(input.index)));
     const int64_t clips = static_cast<int64_t>(frames.size()) / sampler_.clip_length();
     std::memcpy(slot, frames.data(), frames.size() * sizeof(int64_t));
     const std::vector<int64_t> capacity = sample_shape();
@@ -91,7 +93,8 @@ OpSpec clip_frame_indices() {
           "field '{}': clip_frame_indices reads '{}', which is no stored bytes field of video "
           "files",
           context.field, video));
-    Result<video::ClipSampler> sampler = video::clip_sampler_from(p, context.sample_parts);
+    Result<video::ClipSampler> sampler =
+        video::clip_sampler_from(p, context.sample_parts, context_frame_counts(context, f));
     if (!sampler.is_ok())
       return invalid_argument(fmt::format("field '{}': clip_frame_indices: {}", context.field,
                                           sampler.status().message()));

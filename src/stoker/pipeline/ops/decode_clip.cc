@@ -42,6 +42,7 @@
 #include "stoker/image/resample.h"
 #include "stoker/image/resample_filter.h"
 #include "stoker/pipeline/op_registry.h"
+#include "stoker/pipeline/video_frame_counts.h"
 #include "stoker/store/record_view.h"
 #include "stoker/util/cancel_scope.h"
 #include "stoker/video/clip_sampler.h"
@@ -133,9 +134,9 @@ class DecodeClip : public Transform {
     const video::VideoIndex& index = *opened.index;
     STOKER_RETURN_IF_ERROR(video::check_frame_pixels(index.width, index.height, max_pixels_));
     CounterRng rng = input.rng();
-    STOKER_ASSIGN_OR_RETURN(
-        std::vector<int64_t> frames,
-        video::clip_frame_indices(sampler_, index, rng, video_name, input.part));
+    STOKER_ASSIGN_OR_RETURN(std::vector<int64_t> frames,
+                            video::clip_frame_indices(sampler_, index, rng, video_name, input.part,
+                                                      sampler_.first_clip_of(input.index)));
     clips = static_cast<int64_t>(frames.size()) / sampler_.clip_length();
     std::vector<ClipDraw> draws;  // the sample's, or each clip's
     for (int64_t d = 0; d < (geometry_.per_clip ? clips : 1); ++d) {
@@ -337,7 +338,8 @@ OpSpec decode_clip() {
     if (f < 0 || context.schema->fields()[f].is_fixed())
       return invalid_argument(fmt::format(
           "field '{}': decode_clip reads a stored bytes field of video files", context.field));
-    Result<video::ClipSampler> sampled = video::clip_sampler_from(p, context.sample_parts);
+    Result<video::ClipSampler> sampled =
+        video::clip_sampler_from(p, context.sample_parts, context_frame_counts(context, f));
     if (!sampled.is_ok())
       return invalid_argument(
           fmt::format("field '{}': decode_clip: {}", context.field, sampled.status().message()));
