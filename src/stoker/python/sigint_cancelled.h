@@ -20,6 +20,7 @@ auto cancelled_by_sigint(const Call& call) {
   static const std::function<bool()> tripped = SigintWatch::tripped;
   try {
     SigintWatch watch;
+    SigintWatch::arm();  // a nested watch (an inline epoch's) may hold an earlier SIGINT
     pybind11::gil_scoped_release release;
     CancelScope scope(&tripped);
     return call();
