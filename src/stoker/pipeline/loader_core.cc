@@ -177,13 +177,6 @@ LoaderCore::LoaderCore(std::shared_ptr<const Dataset> dataset, LoaderOptions opt
         "a batch buffer of {:.0f} bytes ({} samples of {} bytes) is more than this machine's "
         "memory: {}; lower the batch size, or leave the field out",
         batch_bytes, options_.batch_size, layout_.sample_bytes(), largest_slot(layout_))));
-  // Nor can the window's buffers, which the workers fill: the depth set by hand is refused, an
-  // auto one was held to half the memory (prefetch_within_memory).
-  if (memory > 0 && static_cast<double>(buffers) * batch_bytes > static_cast<double>(memory))
-    throw Error(invalid_argument(fmt::format(
-        "prefetch {} keeps {} batch buffers of {:.0f} bytes, more than this machine's {} bytes "
-        "of memory: lower prefetch (or leave it auto) or the batch size; {}",
-        options_.prefetch, buffers, batch_bytes, memory, largest_slot(layout_))));
   pool_ = BufferPool::create(layout_, options_.batch_size, buffers, std::move(allocator));
   try {
     pool_->acquire();  // the first buffer, so that an impossible size fails here, not in a worker
