@@ -161,10 +161,10 @@ def resident_bytes(pid):
 def test_ctrl_c_ends_a_huge_epochs_order_build(parts, workers):
     """Ctrl-C while a 6 x 10^7-sample epoch's order is built (~2 CPU seconds, twice that with
     workers, which build the next epoch's too) ends it with KeyboardInterrupt, the loader's
-    state as it was. Ctrl-C is sent once the build has taken 50 MB of its first vector (~0.45
-    GB, zeroed in one go: no poll inside); a cancelled build stops soon after that vector, a
-    whole one takes 0.95 GB (1.5 GB with workers): memory, which load does not change as it
-    changes time, tells them apart. The timeout is a hang's alone."""
+    state as it was. Ctrl-C is sent once the build has taken 50 MB; a cancelled build peaked
+    0.45 GB above the start (measured: its first vector), a whole one 0.95 GB (1.5 GB with
+    workers): memory, which load does not change as it changes time, tells them apart. The
+    timeout is a hang's alone."""
     samples = 60_000_000
     child = subprocess.Popen([sys.executable, "-c", HUGE_EPOCH, str(parts[0]), str(parts[1]),
                               str(samples), str(workers)], stdout=subprocess.PIPE, text=True)
@@ -180,7 +180,7 @@ def test_ctrl_c_ends_a_huge_epochs_order_build(parts, workers):
     said = out.split()
     assert said[0] == "interrupted", out
     assert (said[2], said[3]) == ("0", "0")
-    # Polled every 2^16 samples after the first vector, the build stops within a few MB.
+    # Polled every 2^16 samples, the build stops within a few MB past its first vector.
     assert int(said[1]) - before < 750 * 2**20, out
 
 
