@@ -455,8 +455,9 @@ def test_epochs_reuse_the_workers_and_a_bounded_shared_memory(images):
         next(iter(made.epoch(epoch)))  # an iteration left early, its window dropped
         counts.append(memfds())
     assert made._python.pids() == pids
-    # Buffers are reused: a few more may be made while dropped windows finish, not one an epoch.
-    assert counts[-1] <= counts[9] + 4, counts
+    # Buffers are reused: a few more may be made while dropped windows finish (more under load:
+    # 5 beside a sanitizer stage), not one an epoch (20 over these epochs).
+    assert counts[-1] < counts[9] + 10, counts
 
 
 def test_a_worker_killed_between_samples_is_replaced_and_no_sample_lost(images):
