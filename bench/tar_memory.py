@@ -17,13 +17,14 @@ import sys
 import tarfile
 
 READ = """
-import json, resource, sys, time, stoker
+import json, sys, time, stoker
 loader = stoker.Loader(stoker.WebDataset(sys.argv[1]), batch_size=8, shuffle=True,
                        batch_format="dict", transforms={"image": None}, num_workers=2)
 for n, batch in enumerate(loader):
     if n + 1 == int(sys.argv[2]):
         break
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+peak = int(next(line.split()[1] for line in open("/proc/self/status")
+                if line.startswith("VmHWM:"))) / 1024  # ru_maxrss would carry the parent's
 from torchvision.transforms import v2
 loader = stoker.Loader(stoker.WebDataset(sys.argv[1]), batch_size=32, shuffle=True,
                        transforms={"image": v2.Compose([v2.RandomResizedCrop(224),

@@ -137,7 +137,7 @@ def test_a_states_position_is_checked_against_the_epoch_not_the_records(
 # loader of `workers`; on Ctrl-C prints its peak resident bytes and its state's epoch and
 # position.
 HUGE_EPOCH = """
-import resource, sys
+import sys
 import stoker
 a, b, samples, workers = sys.argv[1:]
 loader = stoker.Loader(stoker.Mixture([a, b], weights=[3, 1], samples_per_epoch=int(samples)),
@@ -147,9 +147,11 @@ try:
     next(iter(loader))
     print("built")
 except KeyboardInterrupt:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
+    # VmHWM, not ru_maxrss: Linux carries the parent's peak across fork and exec into the latter.
+    peak_kb = next(line.split()[1] for line in open("/proc/self/status")
+                   if line.startswith("VmHWM:"))
     state = loader.state_dict()
-    print("interrupted", usage.ru_maxrss * 1024, state["epoch"], state["position"])
+    print("interrupted", int(peak_kb) * 1024, state["epoch"], state["position"])
 """
 
 
