@@ -328,7 +328,8 @@ class Tokens(_Source):
     vocabularies above 65,535), a 1-D ``.npy`` of integers, Megatron-LM's indexed dataset
     (``PREFIX.bin`` with ``PREFIX.idx``, named by either file or the prefix), or Parquet or Arrow
     files (a file, folder or glob; Hugging Face's ``to_parquet``, ``save_to_disk``) whose
-    ``column`` lists a document's token ids a row, decoded once into the cache. Concatenate and
+    ``column`` lists a document's token ids a row (uncompressed Arrow read where it lies;
+    Parquet and compressed Arrow decoded once into the cache). Concatenate and
     split, as nanoGPT's ``get_batch``: sample ``i`` is ``input_ids`` = tokens ``[i*L, (i+1)*L)``
     and ``labels`` = tokens ``[i*L+1, (i+1)*L+1)``, int64 ``[L]`` for ``L = seq_len`` (1024 by
     default), ``(tokens - 1) // L`` samples, each token but the tail in one sample's input_ids

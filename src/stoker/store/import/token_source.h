@@ -3,7 +3,9 @@
 // (store/shard_source.h) of language-model samples: nanoGPT's headerless `.bin` (uint16 or
 // uint32, as the options say), a 1-D `.npy` (its header's dtype), or Megatron-LM's indexed
 // dataset (`PREFIX.bin` + `PREFIX.idx`, megatron_index.h: every sequence's tokens in order as one
-// array; named by either file or the prefix). The path names one file (token_layout.h).
+// array; named by either file or the prefix). The path names one file (token_layout.h), or
+// is a table's column (token_column.h): its decoded copy, or an Arrow column read in place, its
+// record batches' runs of ids in one or several files.
 //
 // Concatenate and split, as nanoGPT's get_batch and Megatron's GPTDataset (without its document
 // shuffle): with T tokens and seq_len L, there are N = floor((T - 1) / L) samples; sample i has
@@ -93,11 +95,16 @@ struct TokenSourceOptions {
   // read (skipped where the file's type holds no id from V), and eos_id, pad_id and
   // prompt_end_id at open.
   int64_t vocab_size = -1;
-  // Set where the path is the copy (PREFIX) of a table's column (token_column.h): then the
-  // source's location and messages name the column's location, the files it was decoded from
-  // are checked with the copy at each read, and file_stamps() names them, not the copy.
+  // Set where the path is a table's column (token_column.h), its copy (PREFIX) or, read in
+  // place, its location: then the source's location and messages name the column's location,
+  // the files it was read from are checked (with the copy) at each read, and file_stamps()
+  // names them, not the copy.
   std::optional<TokenColumn> column;
 };
+
+// Whether `options` need the documents' first tokens from an index (Megatron's, or an in-place
+// column's rows): a boundary field asked for without eos_id.
+bool wants_index_documents(const TokenSourceOptions& options);
 
 // What `stoker inspect` and `verify` say of a token file (TokenSource::summarize).
 struct TokenSummary {
@@ -191,16 +198,20 @@ class TokenSource : public UnitReadSource {
   int64_t eos_id_ = -1;
   int64_t vocab_size_ = -1;  // TokenSourceOptions::vocab_size
   std::vector<uint64_t> document_starts_;
+  // What gives the documents: Megatron's index or an in-place column's location ("": none).
+  std::string index_name_;
   // Packed: the plan (its rows are the samples) and the padding token; else null.
   std::shared_ptr<const PackingPlan> plan_;
   int64_t pad_id_ = 0;
   // The documents' prompts (TokenSourceOptions::prompt_end_id; null: none).
   std::shared_ptr<const std::vector<PromptRange>> prompts_;
   TokenLayout layout_;
-  // The data file, then Megatron's index, then a column's files decoded.
+  // The data file, then Megatron's index, then a column's files decoded; or an in-place
+  // column's files (TokenSpan::file).
   std::shared_ptr<const InPlaceFiles> files_;
   std::vector<FileIdentity> identities_;  // of files_, when opened
-  // The data file mapped, where its tokens are one run (layout_.spans has one); else null.
+  // The data file mapped, where its tokens are one run (layout_.spans has one); else null
+  // (the tokens read by preads of their spans, in one file or an in-place column's several).
   std::shared_ptr<const MappedFile> mapping_;
 };
 
