@@ -312,14 +312,13 @@ std::string TokenSource::describe() const {
                      decoded_ ? fmt::format(" from {}", files_->names()[0]) : "");
 }
 
-Status TokenSource::read_tokens(const OpenFile& data, uint64_t first, size_t n,
-                                int64_t* out) const {
+Status TokenSource::read_stored(const OpenFile& data, uint64_t first, size_t n,
+                                uint8_t* out) const {
   const size_t item = token_type_size(layout_.type);
   // The span holding token `first`: the last that starts at or before it.
   auto span = std::upper_bound(layout_.spans.begin(), layout_.spans.end(), first,
                                [](uint64_t token, const TokenSpan& s) { return token < s.first; });
   --span;
-  std::vector<uint8_t> bytes;
   OpenFile other;  // the spans' file other than the first (an in-place column's), once opened
   uint32_t other_file = 0;
   for (size_t done = 0; done < n; ++span) {
@@ -331,20 +330,25 @@ Status TokenSource::read_tokens(const OpenFile& data, uint64_t first, size_t n,
         return io_error(fmt::format("{}: changed since it was opened (its size or time)", name));
     }
     const OpenFile& in = span->file == 0 ? data : other;
-    const uint64_t at = first + done;
-    const uint64_t skip = at - span->first;
+    const uint64_t skip = first + done - span->first;
     const size_t take = static_cast<size_t>(std::min<uint64_t>(n - done, span->count - skip));
-    bytes.resize(take * item);
     const uint64_t offset = in.offset + span->offset + skip * item;
-    STOKER_ASSIGN_OR_RETURN(size_t got, read_at(in.fd, name, offset, bytes.data(), bytes.size()));
-    if (got != bytes.size())
-      return corrupt(fmt::format("{}: the file ends before byte {}", name, offset + bytes.size()));
-    if (std::optional<BadToken> bad = widen_tokens(layout_.type, bytes.data(), take, out + done))
-      return bad_token(at + bad->at, bad->value);
-    STOKER_RETURN_IF_ERROR(check_vocab(layout_.type, bytes.data(), at, take));
+    STOKER_ASSIGN_OR_RETURN(size_t got,
+                            read_at(in.fd, name, offset, out + done * item, take * item));
+    if (got != take * item)
+      return corrupt(fmt::format("{}: the file ends before byte {}", name, offset + take * item));
     done += take;
   }
   return Status::ok();
+}
+
+Status TokenSource::read_tokens(const OpenFile& data, uint64_t first, size_t n,
+                                int64_t* out) const {
+  std::vector<uint8_t> bytes(n * token_type_size(layout_.type));
+  STOKER_RETURN_IF_ERROR(read_stored(data, first, n, bytes.data()));
+  if (std::optional<BadToken> bad = widen_tokens(layout_.type, bytes.data(), n, out))
+    return bad_token(first + bad->at, bad->value);
+  return check_vocab(layout_.type, bytes.data(), first, n);
 }
 
 Status TokenSource::bad_token(uint64_t token, const std::string& value,
@@ -391,13 +395,9 @@ Result<ShardReader> TokenSource::viewed_unit(int u, uint64_t first, TokenType ty
   const auto length = static_cast<uint64_t>(seq_len_);
   const uint64_t records = manifest().shards[u].records;
   std::vector<uint32_t> starts;
-  if (hold == mapping_) {
-    STOKER_RETURN_IF_ERROR(check_mapped(tokens, first, records * length + 1, [&] {
-      if (boundaries_) starts = unit_document_starts(u, first, type, tokens);
-    }));
-  } else if (boundaries_) {
-    starts = unit_document_starts(u, first, type, tokens);
-  }
+  STOKER_RETURN_IF_ERROR(check_mapped(tokens, first, records * length + 1, [&] {
+    if (boundaries_) starts = unit_document_starts(u, first, type, tokens);
+  }));
   RecordViews views;
   views.base = tokens;
   views.stride = length * item;
@@ -562,10 +562,12 @@ Result<ShardReader> TokenSource::read_unit(int u, std::map<uint64_t, std::string
     return viewed_unit(u, first, layout_.type,
                        mapping_->data() + layout_.spans[0].offset + first * item, mapping_);
   }
-  auto tokens = std::make_shared<std::vector<int64_t>>(unit.records * length + 1);
-  STOKER_RETURN_IF_ERROR(read_tokens(data, first, tokens->size(), tokens->data()));
-  const auto* bytes = reinterpret_cast<const uint8_t*>(tokens->data());
-  return viewed_unit(u, first, TokenType::kInt64, bytes, std::move(tokens));
+  // Read as stored, widened into the batch as the mapping's are.
+  const auto n = static_cast<size_t>(unit.records * length + 1);
+  auto tokens = std::make_shared<std::vector<uint8_t>>(n * token_type_size(layout_.type));
+  STOKER_RETURN_IF_ERROR(read_stored(data, first, n, tokens->data()));
+  const uint8_t* bytes = tokens->data();
+  return viewed_unit(u, first, layout_.type, bytes, std::move(tokens));
 }
 
 Status TokenSource::record_error(int /*unit*/, uint64_t /*record*/, uint64_t global,

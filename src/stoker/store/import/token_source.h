@@ -21,8 +21,8 @@
 // shard: the samples of about kUnitTokens tokens, store/unit_read_source.h) is, when the loader
 // pins it, views of the mapping (ShardReader::viewed): each sample's input_ids and labels are
 // widened from the file's bytes straight into the batch, no record built, copied or checksummed
-// (a token file has no checksum). Otherwise a unit's tokens are read (preads of their runs) and
-// widened into memory, its samples views of them.
+// (a token file has no checksum). Otherwise a unit's tokens are read as stored (preads of their
+// runs), its samples views of them widened into the batch as the mapping's are.
 //
 // Packed (TokenSourceOptions::packing), the samples are instead the rows of the packing plan
 // of the array's documents (token_packing.h), made at open (the end-of-document tokens scanned
@@ -149,7 +149,10 @@ class TokenSource : public UnitReadSource {
   TokenSource() = default;
   Result<ShardReader> read_unit(int u, std::map<uint64_t, std::string>& bad,
                                 const std::function<bool()>& cancelled) const override;
-  // Tokens [first, first + n) into `out`: the read's error, or a bad token's naming its sample.
+  // Tokens [first, first + n) as stored (preads of their spans) into `out`: the read's error.
+  Status read_stored(const OpenFile& data, uint64_t first, size_t n, uint8_t* out) const;
+  // Tokens [first, first + n) widened into `out`: the read's error, or a bad token's naming its
+  // sample.
   Status read_tokens(const OpenFile& data, uint64_t first, size_t n, int64_t* out) const;
   // The error of the bad token `value`, token `token` of the array: no token id, or `why`.
   Status bad_token(uint64_t token, const std::string& value,
@@ -161,8 +164,8 @@ class TokenSource : public UnitReadSource {
   // the boundary fields asked for to `fields`.
   Status set_boundaries(const TokenSourceOptions& options, std::vector<Field>& fields);
   // Unit u as views of its tokens (from its first sample's first token, `first`) of `type` at
-  // `tokens`, which `hold` keeps: the mapping's (then its tokens are checked in a guard, as its
-  // document boundaries are found) or those read.
+  // `tokens`, which `hold` keeps: the mapping's or those read as stored (checked in a guard as
+  // its document boundaries are found).
   Result<ShardReader> viewed_unit(int u, uint64_t first, TokenType type, const uint8_t* tokens,
                                   std::shared_ptr<const void> hold) const;
   // The array index after each token equal to `id`, in order: the whole array scanned (read
@@ -175,8 +178,8 @@ class TokenSource : public UnitReadSource {
   Status set_prompts(const OpenFile& data, const std::vector<uint64_t>& starts, uint64_t id);
   // Unit u of a packed source: its rows' fields over their pieces' tokens.
   Result<ShardReader> packed_unit(int u, const OpenFile& data) const;
-  // Checks the n mapped tokens at `tokens` (token `first` on) in a guard, running `also` (a
-  // scan of them) there too: the changed file's error, or the first bad token's.
+  // Checks the n tokens at `tokens` (token `first` on; mapped, or read) in a guard, running
+  // `also` (a scan of them) there too: the changed file's error, or the first bad token's.
   Status check_mapped(const uint8_t* tokens, uint64_t first, size_t n,
                       const std::function<void()>& also) const;
   // The document starts among unit u's tokens (as viewed_unit's), counted from its first.
