@@ -143,8 +143,9 @@ def test_arrow_stream_and_file_formats_are_read_in_place(tmp_path, cache):
     file = tmp_path / "feather.arrow"
     with ipc.new_file(file, table(docs, pa.int64()).schema) as out:
         out.write_table(table(docs, pa.int64()), max_chunksize=11)
+    one = write_stream(tmp_path / "one.arrow", docs, chunk=len(docs))  # one run: mapped
     fields = ("input_ids", "labels", "position_ids")
-    for path in (stream, file):
+    for path in (stream, file, one):
         same(loaded(stoker.Tokens(path, seq_len=L)), expected(docs))
         # The rows are the documents, as a copy's Megatron index says.
         same(loaded(stoker.Tokens(path, seq_len=L, return_position_ids=True), fields),
