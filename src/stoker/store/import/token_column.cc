@@ -478,8 +478,9 @@ bool add_in_place(const arrow::Array& lists, const arrow::Array& items, uint32_t
   if (count == 0) return true;
   const std::shared_ptr<arrow::Buffer>& values = items.data()->buffers[1];
   const size_t item = token_type_size(result.layout.type);
-  if (!values || values->data() < base) return false;
-  const uint64_t at = static_cast<uint64_t>(values->data() - base) +
+  const auto from = reinterpret_cast<uintptr_t>(base);
+  if (!values || reinterpret_cast<uintptr_t>(values->data()) < from) return false;
+  const uint64_t at = (reinterpret_cast<uintptr_t>(values->data()) - from) +
                       (static_cast<uint64_t>(items.offset()) + first) * item;
   if (at > size || count > (size - at) / item) return false;  // not in the map: copied
   if (starts)
