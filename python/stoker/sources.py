@@ -323,12 +323,12 @@ class Arrow(_Source):
 
 
 class Tokens(_Source):
-    """A flat array of token ids read in place, as language-model samples: nanoGPT's ``.bin``
-    (raw little-endian ``dtype`` tokens, no header: ``"uint16"``, or ``"uint32"`` for
-    vocabularies above 65,535), a 1-D ``.npy`` of integers, Megatron-LM's indexed dataset
-    (``PREFIX.bin`` with ``PREFIX.idx``, named by either file or the prefix), or Parquet or Arrow
-    files (a file, folder or glob; Hugging Face's ``to_parquet``, ``save_to_disk``) whose
-    ``column`` lists a document's token ids a row, decoded once into the cache. Concatenate and
+    """A flat array of token ids read in place, as language-model samples: nanoGPT's ``.bin`` (raw
+    little-endian ``dtype`` tokens, no header: ``"uint16"``, or ``"uint32"`` above 65,535 ids), a
+    1-D ``.npy`` of integers, Megatron-LM's indexed dataset (``PREFIX.bin`` with ``PREFIX.idx``,
+    named by either file or the prefix), or Parquet or Arrow files (a file, folder or glob;
+    Hugging Face's ``to_parquet``, ``save_to_disk``) whose ``column`` lists a document's token ids
+    a row (uncompressed Arrow read as is, others copied once into the cache). Concatenate and
     split, as nanoGPT's ``get_batch``: sample ``i`` is ``input_ids`` = tokens ``[i*L, (i+1)*L)``
     and ``labels`` = tokens ``[i*L+1, (i+1)*L+1)``, int64 ``[L]`` for ``L = seq_len`` (1024 by
     default), ``(tokens - 1) // L`` samples, each token but the tail in one sample's input_ids

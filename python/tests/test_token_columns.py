@@ -1,8 +1,9 @@
 """stoker.Tokens on Parquet and Arrow files whose column lists a document's token ids a row
 (Hugging Face datasets' tokenized input_ids): the samples are numpy's concatenation of the rows
-split as for a token file, with the rows as documents; the column decoded once into the cache
-(a later open decodes nothing, a changed file is decoded again, replacing its copy), uint16 where
-every id fits; bad tables refused in one line naming the file and row, nothing left in the cache."""
+split as for a token file, with the rows as documents; uncompressed Arrow read in place (nothing
+in the cache), Parquet and compressed Arrow decoded once into the cache (a later open decodes
+nothing, a changed file is decoded again, replacing its copy), uint16 where every id fits; bad
+tables refused in one line naming the file and row, nothing left in the cache."""
 
 import os
 import subprocess
@@ -128,16 +129,58 @@ def test_ids_above_uint16_are_kept_whole_with_or_without_statistics(tmp_path, ca
     assert all(s == 4 * sum(map(len, small + large)) for _, s in copies(cache).values())
 
 
-def test_arrow_stream_and_file_formats_read_as_parquet(tmp_path, cache):
-    docs = documents(7, 40)
-    stream, file = tmp_path / "data-00000-of-00001.arrow", tmp_path / "feather.arrow"
-    with ipc.new_stream(stream, table(docs).schema) as out:
-        for batch in table(docs).to_batches(max_chunksize=9):
+def write_stream(path, docs, item=pa.int32(), chunk=9, compression=None):
+    with ipc.new_stream(path, table(docs, item).schema,
+                        options=ipc.IpcWriteOptions(compression=compression)) as out:
+        for batch in table(docs, item).to_batches(max_chunksize=chunk):
             out.write_batch(batch)
+    return path
+
+
+def test_arrow_stream_and_file_formats_are_read_in_place(tmp_path, cache):
+    docs = documents(7, 40)
+    stream = write_stream(tmp_path / "data-00000-of-00001.arrow", docs)
+    file = tmp_path / "feather.arrow"
     with ipc.new_file(file, table(docs, pa.int64()).schema) as out:
         out.write_table(table(docs, pa.int64()), max_chunksize=11)
-    for path in (stream, file):
+    one = write_stream(tmp_path / "one.arrow", docs, chunk=len(docs))  # one run: mapped
+    fields = ("input_ids", "labels", "position_ids")
+    for path in (stream, file, one):
         same(loaded(stoker.Tokens(path, seq_len=L)), expected(docs))
+        # The rows are the documents, as a copy's Megatron index says.
+        same(loaded(stoker.Tokens(path, seq_len=L, return_position_ids=True), fields),
+             expected(docs, fields))
+    assert not cache.exists()  # no copy
+
+
+def test_several_arrow_files_are_one_array_read_in_place(tmp_path, cache):
+    folder = tmp_path / "saved"
+    folder.mkdir()
+    docs = [documents(12, 30), documents(13, 1), documents(14, 25)]
+    for i, d in enumerate(docs):
+        write_stream(folder / f"data-0000{i}-of-00003.arrow", d, pa.uint16(), chunk=4)
+    fields = ("input_ids", "labels", "position_ids")
+    want = expected(docs[0] + docs[1] + docs[2], fields)
+    for path in (folder, folder / "*.arrow"):
+        same(loaded(stoker.Tokens(path, seq_len=L, return_position_ids=True), fields), want)
+    got = loaded(stoker.Tokens(folder, seq_len=L, packing="first_fit"),
+                 ("input_ids", "segment_ids"))
+    tokens = np.concatenate([x[s > 0] for x, s in got])
+    np.testing.assert_array_equal(np.sort(tokens), np.sort(np.concatenate(sum(docs, []))))
+    assert not cache.exists()
+
+
+def test_compressed_or_mixed_arrow_is_decoded_into_the_cache(tmp_path, cache):
+    docs = documents(15, 40)
+    for compression in ("lz4", "zstd"):
+        path = write_stream(tmp_path / f"{compression}.arrow", docs, compression=compression)
+        same(loaded(stoker.Tokens(path, seq_len=L)), expected(docs))
+    mixed = tmp_path / "mixed"
+    mixed.mkdir()
+    write_stream(mixed / "a.arrow", docs[:20])
+    write_stream(mixed / "b.arrow", docs[20:], pa.int64())  # another type: one copy of both
+    same(loaded(stoker.Tokens(mixed, seq_len=L)), expected(docs))
+    assert len(copies(cache)) == 3
 
 
 def test_packing_puts_every_token_in_one_row(tmp_path, cache):
@@ -200,6 +243,17 @@ def test_bad_tables_are_one_line_errors_and_leave_nothing_in_the_cache(tmp_path,
     arrow = tmp_path / "bad.arrow"
     arrow.write_bytes(b"not arrow at all")
     assert "not an Arrow file" in refused(arrow)
+    arrow_nulls = tmp_path / "null.arrow"
+    with ipc.new_stream(arrow_nulls, pa.schema({"input_ids": pa.list_(pa.int32())})) as out:
+        out.write_table(pa.table({"input_ids": pa.array([[1, 2], None], pa.list_(pa.int32()))}))
+    assert "row 1 (record batch 0): a null row" in refused(arrow_nulls)
+    two = write_stream(tmp_path / "two.arrow", [np.array([1, 2, 3]), np.array([4, 5, 6])])
+    data = two.read_bytes()
+    two.write_bytes(data[:-8 - 6])  # cut in the ids (before the 8-byte end of stream)
+    assert "record batch 0" in refused(two)
+    offsets = np.array([0, 3, 6], np.int32).tobytes()
+    two.write_bytes(data.replace(offsets, np.array([0, 3, 60], np.int32).tobytes()))
+    assert "record batch 0): damaged column data" in refused(two)
     assert copies(cache) == {}
     url = "https://example.com/data/train-00000-of-00001.parquet"
     with pytest.raises(stoker.Error, match="read from local paths only, not URLs"):
@@ -211,13 +265,19 @@ def test_bad_tables_are_one_line_errors_and_leave_nothing_in_the_cache(tmp_path,
 
 
 def test_a_file_changed_after_the_loader_opened_fails_its_batch(tmp_path, cache):
-    path = write_parquet(tmp_path / "t.parquet", documents(10, 40))
-    loader = stoker.Loader(stoker.Tokens(path, seq_len=L), batch_size=4, batch_format="dict")
-    stat = os.stat(path)
-    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
-    with pytest.raises(stoker.Error) as raised:
-        next(iter(loader))
-    assert f"{path}: changed since it was opened" in str(raised.value)
+    parquet = write_parquet(tmp_path / "t.parquet", documents(10, 40))
+    folder = tmp_path / "arrow"
+    folder.mkdir()
+    write_stream(folder / "a.arrow", documents(10, 20))
+    write_stream(folder / "b.arrow", documents(11, 20))
+    for path, changed in ((parquet, parquet), (folder, folder / "b.arrow")):
+        loader = stoker.Loader(stoker.Tokens(path, seq_len=L), batch_size=4,
+                               batch_format="dict", shuffle=False)
+        stat = os.stat(changed)
+        os.utime(changed, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+        with pytest.raises(stoker.Error) as raised:
+            next(iter(loader))
+        assert f"{changed}: changed since it was opened" in str(raised.value)
 
 
 def test_hugging_face_datasets_saved_to_disk_and_to_parquet(tmp_path, cache):
@@ -229,8 +289,10 @@ def test_hugging_face_datasets_saved_to_disk_and_to_parquet(tmp_path, cache):
     tokenized.save_to_disk(tmp_path / "saved", num_shards=2)
     tokenized.to_parquet(tmp_path / "train.parquet")
     want = expected([np.array([ord(c) for c in t]) for t in text])
-    for path in (tmp_path / "saved", tmp_path / "train.parquet"):
-        same(loaded(stoker.Tokens(path, seq_len=L)), want)
+    same(loaded(stoker.Tokens(tmp_path / "saved", seq_len=L)), want)
+    assert not cache.exists()  # save_to_disk's files read in place
+    same(loaded(stoker.Tokens(tmp_path / "train.parquet", seq_len=L)), want)
+    assert len(copies(cache)) == 1
 
 
 OPEN = """

@@ -1,7 +1,8 @@
 // Token files read in place (store/import/token_source.h): nanoGPT's .bin, a 1-D .npy or
 // Megatron-LM's indexed dataset, split into samples of seq_len tokens with their labels; or a
-// Parquet or Arrow table's column of token id lists, decoded once into a Megatron-LM dataset in
-// the cache folder (store/import/token_column.h). Local files only (a URL is refused in one
+// Parquet or Arrow table's column of token id lists: an uncompressed Arrow one read in place,
+// others decoded once into a Megatron-LM dataset in the cache folder
+// (store/import/token_column.h). Local files only (a URL is refused in one
 // line). `auto` takes Megatron's datasets and .npy token arrays; a headerless .bin only when
 // named (source="tokens"): it could be other data, and its dtype is not in it.
 
@@ -44,8 +45,9 @@ Result<std::shared_ptr<const Dataset>> open_tokens(const SourceOpening& opening)
 #if STOKER_WITH_PARQUET
     STOKER_ASSIGN_OR_RETURN(std::string cache_dir, cache_dir_of(*opening.access));
     STOKER_ASSIGN_OR_RETURN(options.column,
-                            token_column(path, opening.params.text("column"), cache_dir));
-    path = options.column->prefix;
+                            token_column(path, opening.params.text("column"), cache_dir,
+                                         wants_index_documents(options)));
+    if (!options.column->in_place) path = options.column->prefix;
 #else
     return unsupported(path + ": this stoker was built without Parquet (STOKER_WITH_PARQUET)");
 #endif
@@ -61,7 +63,8 @@ SourceSpec tokens() {
   spec.name = "tokens";
   spec.doc =
       "a flat array of token ids read in place (nanoGPT's .bin, a 1-D .npy, Megatron-LM's "
-      ".bin + .idx, or a Parquet or Arrow column of token id lists decoded once), split into "
+      ".bin + .idx, or a Parquet or Arrow column of token id lists: uncompressed Arrow read in "
+      "place, others decoded once), split into "
       "samples of seq_len tokens: input_ids and labels shifted by one";
   spec.params = {
       ParamSpec::integer("seq_len", 1024,

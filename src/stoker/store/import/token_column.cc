@@ -18,6 +18,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <utility>
 
@@ -378,43 +379,157 @@ Status decode_parquet(const std::string& name, const std::string& column, CopyWr
   return Status::ok();
 }
 
-// An Arrow IPC file, stream format (save_to_disk's) or file format (Feather v2), mapped.
-Status decode_arrow(const std::string& name, const std::string& column, CopyWriter& out) {
-  auto refused = [&](const std::string& why) {
-    return corrupt(fmt::format("{}: not an Arrow file stoker reads: {}", name, why));
-  };
+// An Arrow IPC file, stream format (save_to_disk's) or file format (Feather v2), mapped, read a
+// record batch at a time.
+struct ArrowBatches {
+  std::shared_ptr<arrow::io::MemoryMappedFile> file;
+  std::shared_ptr<arrow::Schema> schema;
+  // The next batch (null at the end).
+  std::function<arrow::Result<std::shared_ptr<arrow::RecordBatch>>()> next;
+};
+
+Status arrow_refused(const std::string& name, const std::string& why) {
+  return corrupt(fmt::format("{}: not an Arrow file stoker reads: {}", name, why));
+}
+
+Result<ArrowBatches> open_arrow(const std::string& name) {
+  ArrowBatches out;
   arrow::Result<std::shared_ptr<arrow::io::MemoryMappedFile>> file =
       arrow::io::MemoryMappedFile::Open(name, arrow::io::FileMode::READ);
   if (!file.ok())
     return io_error(fmt::format("{}: {}", name, arrow_message(file.status().message().c_str())));
-  // The next batch (null at the end), and its unit's name.
-  std::function<arrow::Result<std::shared_ptr<arrow::RecordBatch>>()> next;
-  std::shared_ptr<arrow::Schema> schema;
-  int batch = 0;
-  if (auto reader = arrow::ipc::RecordBatchFileReader::Open(*file); reader.ok()) {
-    schema = (*reader)->schema();
-    next = [reader = *reader, &batch]() -> arrow::Result<std::shared_ptr<arrow::RecordBatch>> {
+  out.file = *file;
+  if (auto reader = arrow::ipc::RecordBatchFileReader::Open(out.file); reader.ok()) {
+    out.schema = (*reader)->schema();
+    out.next = [reader = *reader,
+                batch = 0]() mutable -> arrow::Result<std::shared_ptr<arrow::RecordBatch>> {
       if (batch >= reader->num_record_batches()) return nullptr;
-      return reader->ReadRecordBatch(batch);
+      return reader->ReadRecordBatch(batch++);
     };
-  } else {
-    if (arrow::Status s = (*file)->Seek(0); !s.ok())
-      return refused(arrow_message(s.message().c_str()));
-    auto stream = arrow::ipc::RecordBatchStreamReader::Open(*file);
-    if (!stream.ok()) return refused(arrow_message(stream.status().message().c_str()));
-    schema = (*stream)->schema();
-    next = [stream = *stream]() { return stream->Next(); };
+    return out;
   }
-  STOKER_ASSIGN_OR_RETURN(int index, column_index(name, *schema, column));
-  for (uint64_t first_row = 0;; ++batch) {
+  if (arrow::Status s = out.file->Seek(0); !s.ok())
+    return arrow_refused(name, arrow_message(s.message().c_str()));
+  auto stream = arrow::ipc::RecordBatchStreamReader::Open(out.file);
+  if (!stream.ok()) return arrow_refused(name, arrow_message(stream.status().message().c_str()));
+  out.schema = (*stream)->schema();
+  out.next = [stream = *stream]() { return stream->Next(); };
+  return out;
+}
+
+// Calls `each` with every record batch's column `index` (its lists) and its place: its error,
+// the reader's (naming the batch), or the first of `each`'s.
+Status each_arrow_batch(const std::string& name, ArrowBatches& batches, int index,
+                        const std::function<Status(const arrow::Array&, const Place&)>& each) {
+  for (uint64_t first_row = 0, batch = 0;; ++batch) {
     const std::string unit = fmt::format("record batch {}", batch);
-    arrow::Result<std::shared_ptr<arrow::RecordBatch>> got = next();
+    arrow::Result<std::shared_ptr<arrow::RecordBatch>> got = batches.next();
     if (!got.ok())
-      return refused(fmt::format("{}: {}", unit, arrow_message(got.status().message().c_str())));
+      return arrow_refused(
+          name, fmt::format("{}: {}", unit, arrow_message(got.status().message().c_str())));
     if (!*got) return Status::ok();
-    STOKER_RETURN_IF_ERROR(append_array(*(*got)->column(index), {name, first_row, unit}, out));
+    STOKER_RETURN_IF_ERROR(each(*(*got)->column(index), {name, first_row, unit}));
     first_row += static_cast<uint64_t>((*got)->num_rows());
   }
+}
+
+Status decode_arrow(const std::string& name, const std::string& column, CopyWriter& out) {
+  STOKER_ASSIGN_OR_RETURN(ArrowBatches batches, open_arrow(name));
+  STOKER_ASSIGN_OR_RETURN(int index, column_index(name, *batches.schema, column));
+  return each_arrow_batch(name, batches, index, [&](const arrow::Array& lists, const Place& at) {
+    return append_array(lists, at, out);
+  });
+}
+
+// The token type of Arrow integer type `id`.
+TokenType arrow_token_type(arrow::Type::type id) {
+  switch (id) {
+    case arrow::Type::UINT8:
+      return TokenType::kUint8;
+    case arrow::Type::INT8:
+      return TokenType::kInt8;
+    case arrow::Type::UINT16:
+      return TokenType::kUint16;
+    case arrow::Type::INT16:
+      return TokenType::kInt16;
+    case arrow::Type::UINT32:
+      return TokenType::kUint32;
+    case arrow::Type::INT32:
+      return TokenType::kInt32;
+    case arrow::Type::INT64:
+      return TokenType::kInt64;
+    default:
+      return TokenType::kUint64;
+  }
+}
+
+// Adds the rows of `lists` (a record batch's column, checked: of the column's type, its offsets
+// within its ids) to `result`'s in-place layout as data file `file` of the map at `base` of
+// `size` bytes: false where they cannot be read in place (nulls, or ids outside the map).
+template <typename Offset>
+bool add_in_place(const arrow::Array& lists, const arrow::Array& items, uint32_t file,
+                  const uint8_t* base, uint64_t size, bool starts, TokenColumn& result) {
+  if (lists.null_count() > 0 || items.null_count() > 0) return false;
+  const Offset* offsets = lists.data()->GetValues<Offset>(1);
+  const int64_t rows = lists.length();
+  const auto first = static_cast<uint64_t>(offsets[0]);
+  const uint64_t count = static_cast<uint64_t>(offsets[rows]) - first;
+  result.documents += static_cast<uint64_t>(rows);
+  if (count == 0) return true;
+  const std::shared_ptr<arrow::Buffer>& values = items.data()->buffers[1];
+  const size_t item = token_type_size(result.layout.type);
+  const auto from = reinterpret_cast<uintptr_t>(base);
+  if (!values || reinterpret_cast<uintptr_t>(values->data()) < from) return false;
+  const uint64_t at = (reinterpret_cast<uintptr_t>(values->data()) - from) +
+                      (static_cast<uint64_t>(items.offset()) + first) * item;
+  if (at > size || count > (size - at) / item) return false;  // not in the map: copied
+  if (starts)
+    for (int64_t r = 0; r < rows; ++r)
+      if (offsets[r + 1] > offsets[r])
+        result.document_starts.push_back(result.layout.tokens + static_cast<uint64_t>(offsets[r]) -
+                                         first);
+  result.layout.append(at, count, file);
+  return true;
+}
+
+// Sets `result`'s in-place layout of column `column` of its Arrow files: false where one of them
+// cannot be read in place (it is copied then); a damaged file's error.
+Result<bool> arrow_in_place(const std::string& column, bool starts, TokenColumn& result) {
+  for (size_t f = 0; f < result.files.size(); ++f) {
+    const std::string& name = result.files[f];
+    STOKER_ASSIGN_OR_RETURN(ArrowBatches batches, open_arrow(name));
+    STOKER_ASSIGN_OR_RETURN(int index, column_index(name, *batches.schema, column));
+    const arrow::DataType& lists_type = *batches.schema->field(index)->type();
+    const TokenType type = arrow_token_type(lists_type.field(0)->type()->id());
+    if (f > 0 && type != result.layout.type) return false;
+    result.layout.type = type;
+    arrow::Result<int64_t> size = batches.file->GetSize();
+    arrow::Result<std::shared_ptr<arrow::Buffer>> whole =
+        size.ok() ? batches.file->ReadAt(0, *size) : size.status();
+    if (!whole.ok())
+      return io_error(fmt::format("{}: {}", name, arrow_message(whole.status().message().c_str())));
+    const uint8_t* base = (*whole)->data();
+    bool in_place = true;
+    STOKER_RETURN_IF_ERROR(
+        each_arrow_batch(name, batches, index, [&](const arrow::Array& lists, const Place& at) {
+          if (arrow::Status valid = lists.ValidateFull(); !valid.ok())
+            return corrupt(fmt::format("{} ({}): damaged column data: {}", name, at.unit,
+                                       arrow_message(valid.message().c_str())));
+          const auto file = static_cast<uint32_t>(f);
+          const auto bytes = static_cast<uint64_t>(*size);
+          if (in_place && lists.type_id() == arrow::Type::LIST)
+            in_place =
+                add_in_place<int32_t>(lists, *static_cast<const arrow::ListArray&>(lists).values(),
+                                      file, base, bytes, starts, result);
+          else if (in_place)
+            in_place = add_in_place<int64_t>(
+                lists, *static_cast<const arrow::LargeListArray&>(lists).values(), file, base,
+                bytes, starts, result);
+          return Status::ok();
+        }));
+    if (!in_place) return false;
+  }
+  return true;
 }
 
 // Removes folder `dir` unless released: a copy that was not finished.
@@ -452,7 +567,7 @@ void remove_other_copies(const std::string& parent, const std::string& key,
 }  // namespace
 
 Result<TokenColumn> token_column(const std::string& path, const std::string& column,
-                                 const std::string& cache_dir) {
+                                 const std::string& cache_dir, bool document_starts) {
   TokenColumn result;
   result.location = path;
   result.column = column;
@@ -468,6 +583,28 @@ Result<TokenColumn> token_column(const std::string& path, const std::string& col
     std::error_code ec;
     paths += '\0' + fs::absolute(result.files[i], ec).lexically_normal().string();
     stamps += fmt::format("\n{} {}", identity.size, identity.stamp);
+  }
+  // Identities checked after the files are read: nothing read of a file that changed meanwhile.
+  const auto unchanged = [&](const char* while_) -> Status {
+    for (size_t i = 0; i < result.files.size(); ++i) {
+      Result<FileIdentity> now = files->identity(i);
+      if (!now.is_ok()) return now.status();
+      if (now.value() != identities[i])
+        return io_error(
+            fmt::format("{}: changed while it was {} (its size or time)", result.files[i], while_));
+    }
+    return Status::ok();
+  };
+  if (!parquet) {
+    STOKER_ASSIGN_OR_RETURN(bool in_place, arrow_in_place(column, document_starts, result));
+    if (in_place) {
+      STOKER_RETURN_IF_ERROR(unchanged("read"));
+      result.in_place = true;
+      return result;
+    }
+    result.layout = {};
+    result.documents = 0;
+    result.document_starts.clear();
   }
   const std::string key = hex(xxh3_64(paths.data(), paths.size()));
   const std::string name = key + "." + hex(xxh3_64(stamps.data(), stamps.size()));
@@ -490,13 +627,7 @@ Result<TokenColumn> token_column(const std::string& path, const std::string& col
     STOKER_RETURN_IF_ERROR(parquet ? decode_parquet(file, column, out)
                                    : decode_arrow(file, column, out));
   STOKER_RETURN_IF_ERROR(out.finish());
-  for (size_t i = 0; i < result.files.size(); ++i) {
-    Result<FileIdentity> now = files->identity(i);
-    if (!now.is_ok()) return now.status();
-    if (now.value() != identities[i])
-      return io_error(
-          fmt::format("{}: changed while it was decoded (its size or time)", result.files[i]));
-  }
+  STOKER_RETURN_IF_ERROR(unchanged("decoded"));
   fs::rename(temp, dir, ec);
   if (ec && !fs::is_regular_file(result.prefix + ".idx"))  // else another process's is there
     return io_error(fmt::format("{}: {}", dir, ec.message()));

@@ -54,13 +54,14 @@ uint64_t token_type_max(TokenType type) {
                    : (uint64_t{1} << (8 * size - (is_signed ? 1 : 0))) - 1;
 }
 
-void TokenLayout::append(uint64_t offset, uint64_t count) {
+void TokenLayout::append(uint64_t offset, uint64_t count, uint32_t file) {
   if (count == 0) return;
   const uint64_t size = token_type_size(type);
-  if (!spans.empty() && spans.back().offset + spans.back().count * size == offset) {
+  if (!spans.empty() && spans.back().file == file &&
+      spans.back().offset + spans.back().count * size == offset) {
     spans.back().count += count;
   } else {
-    spans.push_back({offset, tokens, count});
+    spans.push_back({offset, tokens, count, file});
   }
   tokens += count;
 }

@@ -27,12 +27,14 @@ const char* token_type_name(TokenType type);
 // The largest token id of `type` (int64's largest for the 8-byte types).
 uint64_t token_type_max(TokenType type);
 
-// `count` tokens stored one after the other from byte `offset` of the data file, the tokens
-// [first, first + count) of the array.
+// `count` tokens stored one after the other from byte `offset` of data file `file`, the tokens
+// [first, first + count) of the array. One data file (file 0) but for an Arrow column read in
+// place (token_column.h), whose files' record batches follow one another.
 struct TokenSpan {
   uint64_t offset = 0;
   uint64_t first = 0;
   uint64_t count = 0;
+  uint32_t file = 0;
 };
 
 struct TokenLayout {
@@ -40,9 +42,9 @@ struct TokenLayout {
   std::vector<TokenSpan> spans;  // in token order, none empty, each following the last
   uint64_t tokens = 0;           // the array's length: the spans' counts summed
 
-  // Appends `count` tokens stored at byte `offset` (none: nothing), merged into the last span
-  // where they follow it in the file.
-  void append(uint64_t offset, uint64_t count);
+  // Appends `count` tokens stored at byte `offset` of data file `file` (none: nothing), merged
+  // into the last span where they follow it in the same file.
+  void append(uint64_t offset, uint64_t count, uint32_t file = 0);
 };
 
 // A headerless file of `size` bytes of tokens of `type` (nanoGPT's `.bin`): kCorrupt naming

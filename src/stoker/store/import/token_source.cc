@@ -72,6 +72,13 @@ Result<TokenLayout> npy_layout(const std::string& path, uint64_t size) {
 
 }  // namespace
 
+bool wants_index_documents(const TokenSourceOptions& options) {
+  return options.eos_id < 0 &&
+         (options.position_ids || options.cu_seqlens || options.mask_boundary_labels ||
+          options.document_mask || options.packing != TokenPacking::kNone ||
+          options.prompt_end_id >= 0);
+}
+
 bool TokenSource::recognises(const std::string& path) {
   if (const std::string prefix = megatron_prefix(path); !prefix.empty())
     return has_megatron_magic(first_bytes(prefix + ".idx", kMegatronIndexHeaderBytes));
@@ -89,29 +96,42 @@ Result<std::shared_ptr<TokenSource>> TokenSource::open(const std::string& path,
   std::shared_ptr<TokenSource> source(new TokenSource());
   source->path_ = path;
   source->seq_len_ = length;
-  const std::string prefix = megatron_prefix(path);
+  const std::optional<TokenColumn>& column = options.column;
+  const bool in_place = column && column->in_place;
+  const std::string prefix = in_place ? "" : megatron_prefix(path);
   std::vector<std::string> names{path};
-  if (!prefix.empty()) {
+  if (in_place) {
+    names = column->files;
+  } else if (!prefix.empty()) {
     names = {prefix + ".bin", prefix + ".idx"};
   } else if (!is_regular(path)) {
     return no_token_file(path);
   }
   source->shown_ = names[0];
-  if (const std::optional<TokenColumn>& column = options.column) {
+  if (column) {
     source->path_ = source->shown_ = column->location;
-    source->decoded_ = true;
-    names.insert(names.end(), column->files.begin(), column->files.end());
+    source->decoded_ = !in_place;
+    if (!in_place) names.insert(names.end(), column->files.begin(), column->files.end());
   }
   source->files_ = local_files(names);
   STOKER_ASSIGN_OR_RETURN(OpenFile data, source->files_->open(0, nullptr));
   source->identities_.push_back(data.identity);
   const uint64_t size = data.identity.size;
-  if (!prefix.empty()) {
+  if (in_place) {
+    if (data.identity != column->identities[0])
+      return io_error(fmt::format("{}: changed since it was read (its size or time)", names[0]));
+    source->identities_ = column->identities;
+    source->layout_ = column->layout;
+    source->documents_ = column->documents;
+    source->document_starts_ = column->document_starts;
+    source->index_name_ = column->location;
+    source->format_ = fmt::format("{} column '{}'", column->format, column->column);
+  } else if (!prefix.empty()) {
     STOKER_ASSIGN_OR_RETURN(OpenFile index, source->files_->open(1, nullptr));
     source->identities_.push_back(index.identity);
-    if (options.column)
-      source->identities_.insert(source->identities_.end(), options.column->identities.begin(),
-                                 options.column->identities.end());
+    if (column)
+      source->identities_.insert(source->identities_.end(), column->identities.begin(),
+                                 column->identities.end());
     const IndexRead read = [&](uint64_t at, size_t n) -> Result<std::string> {
       std::string bytes(n, '\0');
       STOKER_ASSIGN_OR_RETURN(
@@ -119,19 +139,16 @@ Result<std::shared_ptr<TokenSource>> TokenSource::open(const std::string& path,
       bytes.resize(got);
       return bytes;
     };
-    const bool starts = options.eos_id < 0 &&
-                        (options.position_ids || options.cu_seqlens ||
-                         options.mask_boundary_labels || options.document_mask ||
-                         options.packing != TokenPacking::kNone || options.prompt_end_id >= 0);
-    STOKER_ASSIGN_OR_RETURN(
-        MegatronIndex parsed,
-        parse_megatron_index(names[1], index.identity.size, read, names[0], size, starts));
+    STOKER_ASSIGN_OR_RETURN(MegatronIndex parsed,
+                            parse_megatron_index(names[1], index.identity.size, read, names[0],
+                                                 size, wants_index_documents(options)));
     source->layout_ = std::move(parsed.layout);
     source->documents_ = parsed.documents;
     source->document_starts_ = std::move(parsed.document_starts);
-    source->format_ = options.column ? fmt::format("{} column '{}', decoded",
-                                                   options.column->format, options.column->column)
-                                     : "Megatron-LM indexed dataset";
+    source->index_name_ = names[1];
+    source->format_ = column
+                          ? fmt::format("{} column '{}', decoded", column->format, column->column)
+                          : "Megatron-LM indexed dataset";
   } else if (has_suffix(path, ".npy")) {
     STOKER_ASSIGN_OR_RETURN(source->layout_, npy_layout(path, size));
     source->format_ = ".npy";
@@ -229,7 +246,7 @@ Status TokenSource::set_boundaries(const TokenSourceOptions& options, std::vecto
       return invalid_argument(fmt::format("{}: eos_id {} is no {} token (0 to {})", name,
                                           options.eos_id, token_type_name(layout_.type), type_max));
     document_starts_.clear();
-  } else if (files_->names().size() < 2) {
+  } else if (index_name_.empty()) {
     return invalid_argument(
         fmt::format("{}: {} needs document boundaries: give eos_id, the end-of-document token "
                     "id (nanoGPT's GPT-2 EOT is 50256), or read a Megatron-LM dataset (its .idx)",
@@ -238,7 +255,7 @@ Status TokenSource::set_boundaries(const TokenSourceOptions& options, std::vecto
     return invalid_argument(
         fmt::format("{}: {} needs document boundaries, but its document index holds no "
                     "document: give eos_id, the end-of-document token id",
-                    files_->names()[1], asked));
+                    index_name_, asked));
   }
   const int64_t length = fields[0].shape[0];
   if (options.document_mask && length > kMaxMaskSeqLen)
@@ -295,30 +312,43 @@ std::string TokenSource::describe() const {
                      decoded_ ? fmt::format(" from {}", files_->names()[0]) : "");
 }
 
-Status TokenSource::read_tokens(const OpenFile& data, uint64_t first, size_t n,
-                                int64_t* out) const {
-  const std::string& name = files_->names()[0];
+Status TokenSource::read_stored(const OpenFile& data, uint64_t first, size_t n,
+                                uint8_t* out) const {
   const size_t item = token_type_size(layout_.type);
   // The span holding token `first`: the last that starts at or before it.
   auto span = std::upper_bound(layout_.spans.begin(), layout_.spans.end(), first,
                                [](uint64_t token, const TokenSpan& s) { return token < s.first; });
   --span;
-  std::vector<uint8_t> bytes;
+  OpenFile other;  // the spans' file other than the first (an in-place column's), once opened
+  uint32_t other_file = 0;
   for (size_t done = 0; done < n; ++span) {
-    const uint64_t at = first + done;
-    const uint64_t skip = at - span->first;
+    const std::string& name = files_->names()[span->file];
+    if (span->file != 0 && span->file != other_file) {
+      STOKER_ASSIGN_OR_RETURN(other, files_->open(span->file, nullptr));
+      other_file = span->file;
+      if (other.identity != identities_[other_file])
+        return io_error(fmt::format("{}: changed since it was opened (its size or time)", name));
+    }
+    const OpenFile& in = span->file == 0 ? data : other;
+    const uint64_t skip = first + done - span->first;
     const size_t take = static_cast<size_t>(std::min<uint64_t>(n - done, span->count - skip));
-    bytes.resize(take * item);
-    const uint64_t offset = data.offset + span->offset + skip * item;
-    STOKER_ASSIGN_OR_RETURN(size_t got, read_at(data.fd, name, offset, bytes.data(), bytes.size()));
-    if (got != bytes.size())
-      return corrupt(fmt::format("{}: the file ends before byte {}", name, offset + bytes.size()));
-    if (std::optional<BadToken> bad = widen_tokens(layout_.type, bytes.data(), take, out + done))
-      return bad_token(at + bad->at, bad->value);
-    STOKER_RETURN_IF_ERROR(check_vocab(layout_.type, bytes.data(), at, take));
+    const uint64_t offset = in.offset + span->offset + skip * item;
+    STOKER_ASSIGN_OR_RETURN(size_t got,
+                            read_at(in.fd, name, offset, out + done * item, take * item));
+    if (got != take * item)
+      return corrupt(fmt::format("{}: the file ends before byte {}", name, offset + take * item));
     done += take;
   }
   return Status::ok();
+}
+
+Status TokenSource::read_tokens(const OpenFile& data, uint64_t first, size_t n,
+                                int64_t* out) const {
+  std::vector<uint8_t> bytes(n * token_type_size(layout_.type));
+  STOKER_RETURN_IF_ERROR(read_stored(data, first, n, bytes.data()));
+  if (std::optional<BadToken> bad = widen_tokens(layout_.type, bytes.data(), n, out))
+    return bad_token(first + bad->at, bad->value);
+  return check_vocab(layout_.type, bytes.data(), first, n);
 }
 
 Status TokenSource::bad_token(uint64_t token, const std::string& value,
@@ -365,13 +395,9 @@ Result<ShardReader> TokenSource::viewed_unit(int u, uint64_t first, TokenType ty
   const auto length = static_cast<uint64_t>(seq_len_);
   const uint64_t records = manifest().shards[u].records;
   std::vector<uint32_t> starts;
-  if (hold == mapping_) {
-    STOKER_RETURN_IF_ERROR(check_mapped(tokens, first, records * length + 1, [&] {
-      if (boundaries_) starts = unit_document_starts(u, first, type, tokens);
-    }));
-  } else if (boundaries_) {
-    starts = unit_document_starts(u, first, type, tokens);
-  }
+  STOKER_RETURN_IF_ERROR(check_mapped(tokens, first, records * length + 1, [&] {
+    if (boundaries_) starts = unit_document_starts(u, first, type, tokens);
+  }));
   RecordViews views;
   views.base = tokens;
   views.stride = length * item;
@@ -536,10 +562,12 @@ Result<ShardReader> TokenSource::read_unit(int u, std::map<uint64_t, std::string
     return viewed_unit(u, first, layout_.type,
                        mapping_->data() + layout_.spans[0].offset + first * item, mapping_);
   }
-  auto tokens = std::make_shared<std::vector<int64_t>>(unit.records * length + 1);
-  STOKER_RETURN_IF_ERROR(read_tokens(data, first, tokens->size(), tokens->data()));
-  const auto* bytes = reinterpret_cast<const uint8_t*>(tokens->data());
-  return viewed_unit(u, first, TokenType::kInt64, bytes, std::move(tokens));
+  // Read as stored, widened into the batch as the mapping's are.
+  const auto n = static_cast<size_t>(unit.records * length + 1);
+  auto tokens = std::make_shared<std::vector<uint8_t>>(n * token_type_size(layout_.type));
+  STOKER_RETURN_IF_ERROR(read_stored(data, first, n, tokens->data()));
+  const uint8_t* bytes = tokens->data();
+  return viewed_unit(u, first, layout_.type, bytes, std::move(tokens));
 }
 
 Status TokenSource::record_error(int /*unit*/, uint64_t /*record*/, uint64_t global,

@@ -3,7 +3,9 @@
 // (store/shard_source.h) of language-model samples: nanoGPT's headerless `.bin` (uint16 or
 // uint32, as the options say), a 1-D `.npy` (its header's dtype), or Megatron-LM's indexed
 // dataset (`PREFIX.bin` + `PREFIX.idx`, megatron_index.h: every sequence's tokens in order as one
-// array; named by either file or the prefix). The path names one file (token_layout.h).
+// array; named by either file or the prefix). The path names one file (token_layout.h), or
+// is a table's column (token_column.h): its decoded copy, or an Arrow column read in place, its
+// record batches' runs of ids in one or several files.
 //
 // Concatenate and split, as nanoGPT's get_batch and Megatron's GPTDataset (without its document
 // shuffle): with T tokens and seq_len L, there are N = floor((T - 1) / L) samples; sample i has
@@ -19,8 +21,8 @@
 // shard: the samples of about kUnitTokens tokens, store/unit_read_source.h) is, when the loader
 // pins it, views of the mapping (ShardReader::viewed): each sample's input_ids and labels are
 // widened from the file's bytes straight into the batch, no record built, copied or checksummed
-// (a token file has no checksum). Otherwise a unit's tokens are read (preads of their runs) and
-// widened into memory, its samples views of them.
+// (a token file has no checksum). Otherwise a unit's tokens are read as stored (preads of their
+// runs), its samples views of them widened into the batch as the mapping's are.
 //
 // Packed (TokenSourceOptions::packing), the samples are instead the rows of the packing plan
 // of the array's documents (token_packing.h), made at open (the end-of-document tokens scanned
@@ -93,11 +95,16 @@ struct TokenSourceOptions {
   // read (skipped where the file's type holds no id from V), and eos_id, pad_id and
   // prompt_end_id at open.
   int64_t vocab_size = -1;
-  // Set where the path is the copy (PREFIX) of a table's column (token_column.h): then the
-  // source's location and messages name the column's location, the files it was decoded from
-  // are checked with the copy at each read, and file_stamps() names them, not the copy.
+  // Set where the path is a table's column (token_column.h), its copy (PREFIX) or, read in
+  // place, its location: then the source's location and messages name the column's location,
+  // the files it was read from are checked (with the copy) at each read, and file_stamps()
+  // names them, not the copy.
   std::optional<TokenColumn> column;
 };
+
+// Whether `options` need the documents' first tokens from an index (Megatron's, or an in-place
+// column's rows): a boundary field asked for without eos_id.
+bool wants_index_documents(const TokenSourceOptions& options);
 
 // What `stoker inspect` and `verify` say of a token file (TokenSource::summarize).
 struct TokenSummary {
@@ -142,7 +149,10 @@ class TokenSource : public UnitReadSource {
   TokenSource() = default;
   Result<ShardReader> read_unit(int u, std::map<uint64_t, std::string>& bad,
                                 const std::function<bool()>& cancelled) const override;
-  // Tokens [first, first + n) into `out`: the read's error, or a bad token's naming its sample.
+  // Tokens [first, first + n) as stored (preads of their spans) into `out`: the read's error.
+  Status read_stored(const OpenFile& data, uint64_t first, size_t n, uint8_t* out) const;
+  // Tokens [first, first + n) widened into `out`: the read's error, or a bad token's naming its
+  // sample.
   Status read_tokens(const OpenFile& data, uint64_t first, size_t n, int64_t* out) const;
   // The error of the bad token `value`, token `token` of the array: no token id, or `why`.
   Status bad_token(uint64_t token, const std::string& value,
@@ -154,8 +164,8 @@ class TokenSource : public UnitReadSource {
   // the boundary fields asked for to `fields`.
   Status set_boundaries(const TokenSourceOptions& options, std::vector<Field>& fields);
   // Unit u as views of its tokens (from its first sample's first token, `first`) of `type` at
-  // `tokens`, which `hold` keeps: the mapping's (then its tokens are checked in a guard, as its
-  // document boundaries are found) or those read.
+  // `tokens`, which `hold` keeps: the mapping's or those read as stored (checked in a guard as
+  // its document boundaries are found).
   Result<ShardReader> viewed_unit(int u, uint64_t first, TokenType type, const uint8_t* tokens,
                                   std::shared_ptr<const void> hold) const;
   // The array index after each token equal to `id`, in order: the whole array scanned (read
@@ -168,8 +178,8 @@ class TokenSource : public UnitReadSource {
   Status set_prompts(const OpenFile& data, const std::vector<uint64_t>& starts, uint64_t id);
   // Unit u of a packed source: its rows' fields over their pieces' tokens.
   Result<ShardReader> packed_unit(int u, const OpenFile& data) const;
-  // Checks the n mapped tokens at `tokens` (token `first` on) in a guard, running `also` (a
-  // scan of them) there too: the changed file's error, or the first bad token's.
+  // Checks the n tokens at `tokens` (token `first` on; mapped, or read) in a guard, running
+  // `also` (a scan of them) there too: the changed file's error, or the first bad token's.
   Status check_mapped(const uint8_t* tokens, uint64_t first, size_t n,
                       const std::function<void()>& also) const;
   // The document starts among unit u's tokens (as viewed_unit's), counted from its first.
@@ -191,16 +201,20 @@ class TokenSource : public UnitReadSource {
   int64_t eos_id_ = -1;
   int64_t vocab_size_ = -1;  // TokenSourceOptions::vocab_size
   std::vector<uint64_t> document_starts_;
+  // What gives the documents: Megatron's index or an in-place column's location ("": none).
+  std::string index_name_;
   // Packed: the plan (its rows are the samples) and the padding token; else null.
   std::shared_ptr<const PackingPlan> plan_;
   int64_t pad_id_ = 0;
   // The documents' prompts (TokenSourceOptions::prompt_end_id; null: none).
   std::shared_ptr<const std::vector<PromptRange>> prompts_;
   TokenLayout layout_;
-  // The data file, then Megatron's index, then a column's files decoded.
+  // The data file, then Megatron's index, then a column's files decoded; or an in-place
+  // column's files (TokenSpan::file).
   std::shared_ptr<const InPlaceFiles> files_;
   std::vector<FileIdentity> identities_;  // of files_, when opened
-  // The data file mapped, where its tokens are one run (layout_.spans has one); else null.
+  // The data file mapped, where its tokens are one run (layout_.spans has one); else null
+  // (the tokens read by preads of their spans, in one file or an in-place column's several).
   std::shared_ptr<const MappedFile> mapping_;
 };
 
