@@ -15,7 +15,8 @@ stoker.Mixture (equal weights). --eos-id N: stoker's samples with their document
 --packing first_fit|best_fit (with --eos-id): whole documents packed into padded rows, with
 segment_ids too; the tokens counted are the rows' own, not their padding. --vocab-size N: also
 stoker with vocab_size=N (every id checked below it) in the same rounds, the two alternating in
-turn: the ratio is what the check costs.
+turn: the ratio is what the check costs; with --baseline too, the baseline with vocab_size=N as
+well, each tree's check's cost and this tree's checked loader against the baseline's.
 
   .venv/bin/python bench/token_throughput.py DIR [--mb 256] [--seq-len 2048] [--batch 8]
       [--workers 1] [--rounds 5] [--sources 1] [--baseline PYTHON_DIR] [--eos-id N]
@@ -175,15 +176,18 @@ def main():
         print(json.dumps(stoker_epochs(paths, args.seq_len, args.batch, args.workers, args.seed,
                                        args.eos_id, args.packing, args.vocab_size)))
         return
-    # Each run: its package folder and vocab_size; the other of a pair runs first every other round.
+    # Each run: its package folder and vocab_size; the runs go in reverse every other round.
     trees = {"stoker": (HERE, None)}
-    pair = None  # (new, old): the ratio new / old, round by round
+    pairs = []  # (new, old): the ratio new / old, round by round
     if args.baseline:
-        pair = ("stoker", "baseline")
+        pairs.append(("stoker", "baseline"))
         trees = {"baseline": (os.path.abspath(args.baseline), None), "stoker": (HERE, None)}
-    elif args.vocab_size is not None:
-        pair = ("vocab", "stoker")
-        trees = {"stoker": (HERE, None), "vocab": (HERE, args.vocab_size)}
+    if args.vocab_size is not None:
+        pairs.append(("vocab", "stoker"))
+        trees["vocab"] = (HERE, args.vocab_size)
+        if args.baseline:
+            pairs += [("baseline vocab", "baseline"), ("vocab", "baseline vocab")]
+            trees["baseline vocab"] = (trees["baseline"][0], args.vocab_size)
     rates = {name: [] for tree in trees for name in (f"{tree} epoch 0", f"{tree} epoch 1")}
     rates["nanogpt"] = []
     rates["memcpy"] = []
@@ -214,8 +218,7 @@ def main():
             rate = med[name]
             print(f"  {name} / nanogpt {rate / med['nanogpt']:.2f}x, "
                   f"/ memcpy {rate / med['memcpy']:.3f}")
-    if pair:
-        new, old = pair
+    for new, old in pairs:
         for epoch in (0, 1):
             ratios = [a / b for a, b in zip(rates[f"{new} epoch {epoch}"],
                                             rates[f"{old} epoch {epoch}"])]
