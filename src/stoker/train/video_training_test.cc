@@ -104,6 +104,15 @@ class VideoTrainingTest : public ::testing::Test {
     return o;
   }
 
+  // options(0) on split_dir(), evaluated on `clips` clips a video.
+  TrainerOptions evaluating(int clips) const {
+    TrainerOptions o = options(0);
+    o.data_dir = split_dir();
+    o.eval = true;
+    o.eval_clips_per_video = clips;
+    return o;
+  }
+
   testing::TempDir dir_;
 };
 
@@ -510,10 +519,7 @@ TEST_F(VideoTrainingTest, ATarOfTheVideosGivesTheFoldersClipsByteForByte) {
 // UniformClipSampler's clips of the video's clips (4 frames of every 5th: 12 clips of the 75
 // frames, 7 of the 50); the run reports clip and video accuracy.
 TEST_F(VideoTrainingTest, EvaluationTakesUniformClipSamplersClipsOfEachVideo) {
-  TrainerOptions o = options(0);
-  o.data_dir = split_dir();
-  o.eval = true;
-  o.eval_clips_per_video = 5;
+  const TrainerOptions o = evaluating(5);
   const std::unique_ptr<TrainingSetup> setup = set_up_training(o);
   ASSERT_EQ(setup->test_data->size(), 4u * 5);
   const auto expected = torchvision_uniform_clips(dir_.path(), {5}, {12, 12, 7, 7});
@@ -543,10 +549,7 @@ TEST_F(VideoTrainingTest, EvaluationTakesUniformClipSamplersClipsOfEachVideo) {
 // FrameCountsMemo (as a trainer's loader requests them), read the videos' frame counts once,
 // not once a request (issue 63: each read indexes every video of the dataset).
 TEST_F(VideoTrainingTest, TheClipsAndTheirFrameIndicesReadTheFrameCountsOnce) {
-  TrainerOptions o = options(0);
-  o.data_dir = split_dir();
-  o.eval = true;
-  o.eval_clips_per_video = 5;
+  const TrainerOptions o = evaluating(5);
   const std::unique_ptr<TrainingSetup> setup = set_up_training(o);
   const Dataset& data = *setup->test_data;
   const std::vector<std::pair<std::string, ParamValue>> sampling = {
