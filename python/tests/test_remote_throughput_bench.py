@@ -12,18 +12,11 @@ import sys
 import pytest
 
 import servers
+from stoker_binary import stoker_cli
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPT = os.path.join(ROOT, "bench", "remote", "throughput.py")
 COLD_ROWS = ("cold first epoch", "curl one at a time", "curl 8 at a time")
-
-
-def stoker_cli():
-    path = os.environ.get("STOKER_CLI") or os.path.join(
-        ROOT, os.environ.get("STOKER_BUILD_DIR", "build"), "stoker")
-    if not os.access(path, os.X_OK):
-        pytest.skip(f"{path}: no stoker binary (cmake --build build --target stoker)")
-    return path
 
 
 def weed_installed():

@@ -3,14 +3,17 @@ video its sample k, as torchvision's video reference samples clips (RandomClipSa
 training, UniformClipSampler in evaluation). Against torchvision: sampler="uniform_clips" takes
 UniformClipSampler's clips of each video's VideoClips (frames_per_clip, step_between_clips 1, the
 video resampled to every s-th frame: frame_rate = fps / s), frame for frame."""
+import json
 import os
 import shutil
+import subprocess
 import sys
 
 import pytest
 import torch
 
 import stoker
+from stoker_binary import stoker_cli
 from video_build import needs_video
 
 torchcodec = pytest.importorskip("torchcodec")
@@ -81,6 +84,30 @@ def test_uniform_clips_are_torchvisions(folder, frames, s, k):
     assert ours == want
     if k == 15:  # the offsets matter here
         assert want != uniform_clips(paths, frames, s, k, alone=True)
+
+
+def test_bench_loader_numbers_uniform_clips_as_the_loader_does(folder):
+    """`stoker bench loader` gives "uniform_clips" its dataset: each video's clips numbered over
+    the dataset, as the Loader's and torchvision's. Its checksum adds each batch's first byte
+    of its first field: batches of one clip's frame indices, the sum of their first frames
+    modulo 256, which differs where the videos are numbered alone (18, 1, 15)."""
+    frames, s, k = 18, 1, 15
+    run = subprocess.run(
+        [stoker_cli(), "bench", "loader", "--json", "--epochs", "1", "--min-seconds", "0",
+         "--batch", "1", "--workers", "0", "--data", str(folder), "--source", "videofolder",
+         "--param", f"clips_per_video={k}", "--field",
+         f"frames=clip_frame_indices:sampler=uniform_clips,num_frames_per_clip={frames},"
+         f"num_indices_between_frames={s}"], capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    source = stoker.VideoFolder(folder, clips_per_video=k, transforms={
+        "frames": stoker.transforms.ClipFrameIndices(sampler="uniform_clips",
+                                                     num_frames_per_clip=frames,
+                                                     num_indices_between_frames=s)})
+    loaders = [clip[0] % 256 for batch in stoker.Loader(source, batch_size=4)
+               for clip in batch["frames"].tolist()]
+    assert json.loads(run.stdout)["checksum"] == sum(loaders)
+    alone = uniform_clips([path for path, _ in source.samples], frames, s, k, alone=True)
+    assert sum(loaders) != sum(clip[0] % 256 for clip in alone)
 
 
 def test_clips_per_video_refuses_num_clips_and_frames_per_clip(folder):

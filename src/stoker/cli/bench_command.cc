@@ -33,6 +33,7 @@
 #include "stoker/image/decode.h"
 #include "stoker/pipeline/batch_buffer.h"
 #include "stoker/pipeline/field_pipeline.h"
+#include "stoker/pipeline/frame_counts_memo.h"
 #include "stoker/pipeline/image_transforms.h"
 #include "stoker/pipeline/loader_core.h"
 #include "stoker/pipeline/sample_cost.h"
@@ -301,14 +302,17 @@ void run_loader_bench(const LoaderBenchOptions& o) {
   };
   if (!o.field_ops.empty()) {
     // The fields named, each made by its calls; the other fixed fields as stored. Videos' indexes
-    // are kept in the cache folder, where there is one.
+    // are kept in the cache folder, where there is one; the dataset's videos' frame counts
+    // (decode_clip's "uniform_clips" numbers clips over the dataset, as train does) read once.
     const Result<std::string> cache_dir = cache_dir_of(o.access);
+    FrameCountsMemo frame_counts;
     std::set<std::string> named;
     for (const std::string& text : o.field_ops) {
       const auto [field, calls] = field_calls(text);
       options.fields.push_back(make_field_request(dataset->schema(), field, calls, {},
                                                   dataset->manifest().sample_parts,
-                                                  cache_dir.is_ok() ? cache_dir.value() : "")
+                                                  cache_dir.is_ok() ? cache_dir.value() : "",
+                                                  dataset.get(), &frame_counts)
                                    .value_or_throw());
       named.insert(field);
     }

@@ -177,7 +177,8 @@ std::vector<float> floats(const std::vector<double>& values) {
 Result<FieldRequest> make_field_request(const Schema& schema, const std::string& field,
                                         const std::vector<OpCall>& calls,
                                         const ImageOutput& measure, const std::string& sample_parts,
-                                        const std::string& cache_dir, const Dataset* dataset) {
+                                        const std::string& cache_dir, const Dataset* dataset,
+                                        FrameCountsMemo* frame_counts) {
   const auto fail = [&](const std::string& message) {
     return invalid_argument(fmt::format("field '{}': {}", field, message));
   };
@@ -201,7 +202,7 @@ Result<FieldRequest> make_field_request(const Schema& schema, const std::string&
   std::shared_ptr<const Transform> made;
   const bool fused = c.source && c.normalize && c.pixels.empty();
   if (c.source) {
-    SourceContext context{&schema, field, measure, sample_parts, dataset, cache_dir};
+    SourceContext context{&schema, field, measure, sample_parts, dataset, cache_dir, frame_counts};
     context.output.uint8 = !fused;
     if (fused) {
       context.output.mean = mean;

@@ -40,12 +40,14 @@ class Dataset;
 // the calls set the rest. `sample_parts`: the dataset's Manifest::sample_parts (a source
 // operation that decodes a record's part, decode_clip's "video_clips", reads it). `cache_dir`:
 // SourceContext::cache_dir (the loader's cache folder; "": none). `dataset`:
-// SourceContext::dataset (null: not known).
+// SourceContext::dataset (null: not known). `frame_counts`: SourceContext::frame_counts (the
+// caller's, kept while its requests are made; null: none shared).
 Result<FieldRequest> make_field_request(const Schema& schema, const std::string& field,
                                         const std::vector<OpCall>& calls,
                                         const ImageOutput& measure = {},
                                         const std::string& sample_parts = {},
                                         const std::string& cache_dir = {},
-                                        const Dataset* dataset = nullptr);
+                                        const Dataset* dataset = nullptr,
+                                        FrameCountsMemo* frame_counts = nullptr);
 
 }  // namespace stoker

@@ -33,6 +33,7 @@
 namespace stoker {
 
 class Dataset;
+class FrameCountsMemo;
 
 // What an operation takes and makes, which decides where it may stand in a field's list:
 //   kSource     encoded record -> image: makes the field's sample from the record (decode and
@@ -123,6 +124,10 @@ struct SourceContext {
   // The cache folder where a source keeps what it learns of records between runs (decode_clip:
   // each video's index, video/video_cache.h); "": nothing kept.
   std::string cache_dir;
+  // The frame counts read for the loader's other field requests, shared with them so that the
+  // dataset's videos are read once (frame_counts_memo.h; owned by the requests' maker, null:
+  // each factory reads its own).
+  FrameCountsMemo* frame_counts = nullptr;
 };
 
 // What a kPixel or kFloat factory makes its operation for.

@@ -1,5 +1,6 @@
 #include "stoker/pipeline/video_frame_counts.h"
 
+#include "stoker/pipeline/frame_counts_memo.h"
 #include "stoker/store/record_view.h"
 #include "stoker/video/video_cache.h"
 
@@ -26,8 +27,10 @@ Result<std::vector<int64_t>> video_frame_counts(const Dataset& dataset, int fiel
 std::function<Result<std::vector<int64_t>>()> context_frame_counts(const SourceContext& context,
                                                                    int field) {
   if (context.dataset == nullptr) return {};
-  return [dataset = context.dataset, field, cache_dir = context.cache_dir] {
-    return video_frame_counts(*dataset, field, cache_dir);
+  return [dataset = context.dataset, field, cache_dir = context.cache_dir,
+          memo = context.frame_counts]() -> Result<std::vector<int64_t>> {
+    const auto read = [&] { return video_frame_counts(*dataset, field, cache_dir); };
+    return memo ? memo->counts(*dataset, field, cache_dir, read) : read();
   };
 }
 

@@ -25,7 +25,8 @@ Result<std::vector<int64_t>> video_frame_counts(const Dataset& dataset, int fiel
                                                 const std::string& cache_dir);
 
 // video_frame_counts of `context`'s dataset and cache folder, by a call (a clip sampler's
-// RecordFrames: video/clip_sampler_params.h); empty where the context names no dataset.
+// RecordFrames: video/clip_sampler_params.h), through the context's FrameCountsMemo where it
+// has one; empty where the context names no dataset.
 std::function<Result<std::vector<int64_t>>()> context_frame_counts(const SourceContext& context,
                                                                    int field);
 

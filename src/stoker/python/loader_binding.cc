@@ -21,6 +21,7 @@
 #include "stoker/access/data_source.h"
 #include "stoker/cache/data_access.h"
 #include "stoker/pipeline/field_pipeline.h"
+#include "stoker/pipeline/frame_counts_memo.h"
 #include "stoker/pipeline/joint_pipeline.h"
 #include "stoker/pipeline/loader_core.h"
 #include "stoker/pipeline/normalization.h"
@@ -137,12 +138,14 @@ std::vector<int64_t> int64_values(const py::object& values, const char* name) {
 // A batch field from its spec {"name", "ops": [{"op": NAME, PARAM: value, ...}]}, as
 // python/stoker/transforms.py makes them: the registry's operations (field_pipeline.h).
 FieldRequest field_request(const Dataset& dataset, const py::dict& spec,
-                           const std::string& sample_parts, const std::string& cache_dir) {
+                           const std::string& sample_parts, const std::string& cache_dir,
+                           FrameCountsMemo& frame_counts) {
   std::vector<OpCall> calls;
   for (const py::handle op : spec["ops"]) calls.push_back(op_call_from(op.cast<py::dict>()));
-  FieldRequest request = make_field_request(dataset.schema(), spec["name"].cast<std::string>(),
-                                            calls, {}, sample_parts, cache_dir, &dataset)
-                             .value_or_throw();
+  FieldRequest request =
+      make_field_request(dataset.schema(), spec["name"].cast<std::string>(), calls, {},
+                         sample_parts, cache_dir, &dataset, &frame_counts)
+          .value_or_throw();
   request.padded = spec.contains("padded") && spec["padded"].cast<bool>();
   return request;
 }
@@ -205,6 +208,7 @@ std::vector<FieldRequest> field_requests(const Dataset& dataset, const py::list&
       joint = joint_requests(dataset, spec);
   }
   std::vector<FieldRequest> requests;
+  FrameCountsMemo frame_counts;  // the videos' frame counts read once for all the fields
   for (const py::handle handle : specs) {
     const py::dict spec = handle.cast<py::dict>();
     if (spec["name"].cast<std::string>() == kPartField && py::len(spec["ops"]) == 0) {
@@ -214,7 +218,7 @@ std::vector<FieldRequest> field_requests(const Dataset& dataset, const py::list&
       }
     }
     if (!spec.contains("joint")) {
-      requests.push_back(field_request(dataset, spec, sample_parts, cache_dir));
+      requests.push_back(field_request(dataset, spec, sample_parts, cache_dir, frame_counts));
       continue;
     }
     const auto made = joint.find(spec["name"].cast<std::string>());

@@ -15,6 +15,7 @@
 #include "stoker/access/data_source.h"
 #include "stoker/distributed/process_group.h"
 #include "stoker/pipeline/field_pipeline.h"
+#include "stoker/pipeline/frame_counts_memo.h"
 #include "stoker/pipeline/image_transforms.h"
 #include "stoker/pipeline/sample_cost.h"
 #include "stoker/store/dataset_summary.h"
@@ -213,7 +214,7 @@ int64_t clips_a_video(const TrainerOptions& o) { return o.clips_together ? 1 : o
 // transforms them (training: each clip its own random crop and flip; evaluation: the centre
 // crop at val_crop_size), from the frames resized to val_resize_size.
 FieldRequest clip_request(const Dataset& data, const TrainerOptions& o, bool train,
-                          int64_t per_record) {
+                          int64_t per_record, FrameCountsMemo& frame_counts) {
   const int crop = train ? o.train_crop_size : o.val_crop_size;
   const int64_t resize = o.val_resize_size > 0 ? o.val_resize_size : crop * 128 / 112;
   std::vector<std::pair<std::string, ParamValue>> params = clip_sampling(o, train);
@@ -225,18 +226,19 @@ FieldRequest clip_request(const Dataset& data, const TrainerOptions& o, bool tra
                                {"layout", std::string("CTHW")}});
   const OpCall call = make_op_call("decode_clip", params).value_or_throw();
   return make_field_request(data.schema(), "video", {call}, {}, sample_parts(data, per_record), {},
-                            &data)
+                            &data, &frame_counts)
       .value_or_throw();
 }
 
-// The frame indices of clip_request's clips, int64 [K?, frames], as field kFrameIndicesField.
+// The frame indices of clip_request's clips, int64 [K?, frames], as field kFrameIndicesField;
+// `frame_counts` clip_request's, so that the videos' frame counts are read once.
 FieldRequest frame_indices_request(const Dataset& data, const TrainerOptions& o, bool train,
-                                   int64_t per_record) {
+                                   int64_t per_record, FrameCountsMemo& frame_counts) {
   std::vector<std::pair<std::string, ParamValue>> params = clip_sampling(o, train);
   params.emplace_back("video", std::string("video"));
   const OpCall call = make_op_call("clip_frame_indices", params).value_or_throw();
   return make_field_request(data.schema(), kFrameIndicesField, {call}, {},
-                            sample_parts(data, per_record), {}, &data)
+                            sample_parts(data, per_record), {}, &data, &frame_counts)
       .value_or_throw();
 }
 
@@ -361,10 +363,11 @@ std::unique_ptr<Loader> make_loader(std::shared_ptr<const Dataset> data, const T
   lo.tracer = o.tracer;
   // Images as uint8: InputNormalizer turns them into float where the model runs; clips float.
   const bool video = is_video_dataset(*data);
-  lo.fields = {video ? clip_request(*data, o, train, per_record)
+  FrameCountsMemo frame_counts;  // the clips' and their frame indices' requests read them once
+  lo.fields = {video ? clip_request(*data, o, train, per_record, frame_counts)
                      : image_request(*data, o, train, normalization),
                FieldRequest("label")};
-  if (video) lo.fields.push_back(frame_indices_request(*data, o, train, per_record));
+  if (video) lo.fields.push_back(frame_indices_request(*data, o, train, per_record, frame_counts));
   if (train) lo.batch_transform = batch_mixing(o, num_classes);
   if (train && o.sample_cost.count() > 0)
     lo.fields.emplace_back(kSampleCostField, busy_wait_transform(o.sample_cost));

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "stoker/pipeline/field_pipeline.h"
+#include "stoker/pipeline/frame_counts_memo.h"
 #include "stoker/pipeline/op_registry.h"
 #include "stoker/pipeline/sampler.h"
 #include "stoker/pipeline/transform.h"
@@ -100,6 +101,15 @@ class VideoTrainingTest : public ::testing::Test {
     o.eval = false;
     o.seed = 7;
     o.loader.workers = workers;
+    return o;
+  }
+
+  // options(0) on split_dir(), evaluated on `clips` clips a video.
+  TrainerOptions evaluating(int clips) const {
+    TrainerOptions o = options(0);
+    o.data_dir = split_dir();
+    o.eval = true;
+    o.eval_clips_per_video = clips;
     return o;
   }
 
@@ -509,10 +519,7 @@ TEST_F(VideoTrainingTest, ATarOfTheVideosGivesTheFoldersClipsByteForByte) {
 // UniformClipSampler's clips of the video's clips (4 frames of every 5th: 12 clips of the 75
 // frames, 7 of the 50); the run reports clip and video accuracy.
 TEST_F(VideoTrainingTest, EvaluationTakesUniformClipSamplersClipsOfEachVideo) {
-  TrainerOptions o = options(0);
-  o.data_dir = split_dir();
-  o.eval = true;
-  o.eval_clips_per_video = 5;
+  const TrainerOptions o = evaluating(5);
   const std::unique_ptr<TrainingSetup> setup = set_up_training(o);
   ASSERT_EQ(setup->test_data->size(), 4u * 5);
   const auto expected = torchvision_uniform_clips(dir_.path(), {5}, {12, 12, 7, 7});
@@ -536,6 +543,30 @@ TEST_F(VideoTrainingTest, EvaluationTakesUniformClipSamplersClipsOfEachVideo) {
   EXPECT_GE(*m.test_video_accuracy, 0);
   EXPECT_LE(*m.test_video_accuracy, 1);
   EXPECT_NE(m.to_json().find("\"test_video_accuracy\""), std::string::npos);
+}
+
+// A loader's clips and their frame indices by "uniform_clips", requested with one
+// FrameCountsMemo (as a trainer's loader requests them), read the videos' frame counts once,
+// not once a request (issue 63: each read indexes every video of the dataset).
+TEST_F(VideoTrainingTest, TheClipsAndTheirFrameIndicesReadTheFrameCountsOnce) {
+  const TrainerOptions o = evaluating(5);
+  const std::unique_ptr<TrainingSetup> setup = set_up_training(o);
+  const Dataset& data = *setup->test_data;
+  const std::vector<std::pair<std::string, ParamValue>> sampling = {
+      {"sampler", std::string("uniform_clips")},
+      {"num_frames_per_clip", int64_t{4}},
+      {"num_indices_between_frames", int64_t{5}}};
+  std::vector<std::pair<std::string, ParamValue>> clip = sampling, indices = sampling;
+  clip.insert(clip.end(), {{"resize", std::vector<double>{32}}, {"crop", std::vector<double>{32}}});
+  indices.emplace_back("video", std::string("video"));
+  const OpCall clips = make_op_call("decode_clip", clip).value_or_throw();
+  const OpCall frames = make_op_call("clip_frame_indices", indices).value_or_throw();
+  FrameCountsMemo frame_counts;
+  for (const auto& [field, call] : {std::pair{"video", clips}, std::pair{"frames", frames}})
+    ASSERT_TRUE(make_field_request(data.schema(), field, {call}, {}, data.manifest().sample_parts,
+                                   {}, &data, &frame_counts)
+                    .is_ok());
+  EXPECT_EQ(frame_counts.reads(), 1);
 }
 
 // Video accuracy sums each video's clips' softmax: video 0 (label 0) has one clip of 3 right,
