@@ -55,6 +55,14 @@ Status check_data_access(const DataAccessOptions& options);
 // options.cache_dir, or the process environment's default_cache_dir().
 Result<std::string> cache_dir_of(const DataAccessOptions& options);
 
+// The folder where a loader over data read with `options` keeps what it learns of the data for
+// later runs (SourceContext::cache_dir: videos' indexes, video/video_cache.h, which clips and
+// frame counts read), "" where there is none: cache_dir_of's, the folder the sources keep their
+// listings and tars' indexes in. It sets that folder's bound on what they keep there from
+// options.cache_gb (util/saved_form.h's set_saved_form_bound). The one rule of every loader: the
+// Python Loader's, `stoker train`'s and `doctor`'s, `bench loader`'s.
+std::string loader_cache_dir(const DataAccessOptions& options);
+
 // The budget in bytes: cache_gb's, or (cache_gb 0) half of `free_bytes` (the cache file
 // system's free space) plus `held_bytes` (what the cache holds now).
 uint64_t cache_budget_bytes(const DataAccessOptions& options, uint64_t free_bytes,

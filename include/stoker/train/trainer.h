@@ -69,6 +69,7 @@ struct TrainerOptions {
   // saying how otherwise. Or the URL of either in S3 or behind HTTP (s3://, http(s)://), read
   // through the cache `data_access` describes (docs/REMOTE-DESIGN.md).
   std::string data_dir;
+  // Its cache folder, also where videos' indexes are kept for later runs (loader_cache_dir).
   DataAccessOptions data_access;
   std::string model = "mlp";  // a make_model() name or a TorchScript .pt file
   int64_t epochs = 5;         // >= 1

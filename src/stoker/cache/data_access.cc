@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "stoker/net/aws_credentials.h"
+#include "stoker/util/saved_form.h"
 
 namespace stoker {
 namespace {
@@ -47,6 +48,15 @@ Status check_data_access(const DataAccessOptions& options) {
 Result<std::string> cache_dir_of(const DataAccessOptions& options) {
   if (!options.cache_dir.empty()) return options.cache_dir;
   return default_cache_dir(remote::process_environment());
+}
+
+std::string loader_cache_dir(const DataAccessOptions& options) {
+  Result<std::string> dir = cache_dir_of(options);
+  std::string folder = dir.is_ok() ? std::move(dir).value() : std::string();
+  if (!folder.empty())
+    set_saved_form_bound(
+        folder, static_cast<uint64_t>(std::llround(std::max(options.cache_gb, 0.0) * 1e9)));
+  return folder;
 }
 
 uint64_t cache_budget_bytes(const DataAccessOptions& options, uint64_t free_bytes,

@@ -304,14 +304,13 @@ void run_loader_bench(const LoaderBenchOptions& o) {
     // The fields named, each made by its calls; the other fixed fields as stored. Videos' indexes
     // are kept in the cache folder, where there is one; the dataset's videos' frame counts
     // (decode_clip's "uniform_clips" numbers clips over the dataset, as train does) read once.
-    const Result<std::string> cache_dir = cache_dir_of(o.access);
+    const std::string cache_dir = loader_cache_dir(o.access);
     FrameCountsMemo frame_counts;
     std::set<std::string> named;
     for (const std::string& text : o.field_ops) {
       const auto [field, calls] = field_calls(text);
       options.fields.push_back(make_field_request(dataset->schema(), field, calls, {},
-                                                  dataset->manifest().sample_parts,
-                                                  cache_dir.is_ok() ? cache_dir.value() : "",
+                                                  dataset->manifest().sample_parts, cache_dir,
                                                   dataset.get(), &frame_counts)
                                    .value_or_throw());
       named.insert(field);

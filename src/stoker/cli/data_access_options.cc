@@ -7,8 +7,9 @@ namespace stoker::cli {
 void add_data_access_options(CLI::App& command, DataAccessOptions& access) {
   command
       .add_option("--cache-dir", access.cache_dir,
-                  "Where shards of an s3:// or http(s):// dataset are cached (default: "
-                  "$STOKER_CACHE, else $XDG_CACHE_HOME/stoker/remote, else "
+                  "Where shards of an s3:// or http(s):// dataset are cached, and what is "
+                  "learnt of data read in place (listings, tars' and videos' indexes) for later "
+                  "runs (default: $STOKER_CACHE, else $XDG_CACHE_HOME/stoker/remote, else "
                   "~/.cache/stoker/remote)")
       ->check(path_value("--cache-dir"));
   command

@@ -4,9 +4,11 @@
 // with video_cnn and refuses what does not fit clips in one line. Skipped in a build without
 // video (STOKER_TEST_VIDEO).
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -16,6 +18,7 @@
 #include "stoker/testing/train_outputs.h"
 #include "stoker/testing/video_set.h"
 #include "stoker/util/atomic_file.h"
+#include "stoker/util/saved_form.h"
 
 namespace stoker {
 namespace {
@@ -220,6 +223,38 @@ TEST_F(VideoCliTest, TrainLearnsTheClassesOfAVideoFolderWithVideoCnn) {
   EXPECT_LT(mean_loss(25), 0.8 * mean_loss(0));
   const nlohmann::json run = log_records(dir_.path() + "/log.jsonl", "run").at(0);
   EXPECT_EQ(run["data"]["input"], nlohmann::json({3, 4, 32, 32}));
+}
+
+// train keeps its videos' indexes in its cache folder (--cache-dir; the Python loader's, by the
+// same rule: loader_cache_dir), one file a video, so that a later run indexes none (issue 63):
+// after one step on the whole folder, video-indexes/ holds the three videos' files, and a second
+// run (another process: nothing in memory) reads them and builds none (an index built again is
+// written anew, renamed into place over the old: another inode).
+TEST_F(VideoCliTest, TrainKeepsItsVideosIndexesInTheCacheFolderForTheNextRun) {
+  const std::string root = good_folder();
+  const fs::path folder = fs::path(dir_.path()) / "cache" / kVideoIndexFolder;
+  const auto saved = [&] {  // each file's inode
+    std::map<std::string, uint64_t> inodes;
+    if (!fs::exists(folder)) return inodes;
+    for (const fs::directory_entry& entry : fs::recursive_directory_iterator(folder)) {
+      struct stat st {};
+      if (entry.is_regular_file() && ::stat(entry.path().c_str(), &st) == 0)
+        inodes[entry.path().string()] = st.st_ino;
+    }
+    return inodes;
+  };
+  const std::string train =
+      "train --max-steps 1 --model video_cnn --frames 4 --image-size 32 "
+      "--batch 3 --workers 1 --data " +
+      root;
+  const RunResult first = stoker(train);
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  const std::map<std::string, uint64_t> indexes = saved();
+  EXPECT_EQ(indexes.size(), 3u);
+  for (const auto& [path, inode] : indexes) EXPECT_EQ(fs::path(path).extension(), ".index");
+  const RunResult second = stoker(train);
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_EQ(saved(), indexes);
 }
 
 // An image model and options for images are refused in one line naming the data; so are

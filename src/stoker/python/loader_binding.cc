@@ -40,7 +40,6 @@
 #include "stoker/store/import/class_folder_source.h"
 #include "stoker/store/mixed_shard_source.h"
 #include "stoker/util/mapped_read_guard.h"
-#include "stoker/util/saved_form.h"
 #include "stoker/video/clips_per_video.h"
 
 namespace stoker::python {
@@ -578,13 +577,9 @@ class BoundLoader {
   const std::shared_ptr<Shared>& shared() const { return shared_; }
 
  private:
-  // The cache folder `access` names, where it names one, and the bound of its cache_gb on what
-  // the sources keep there.
+  // The cache folder `access` names, where it names one, bounded by its cache_gb.
   void set_cache_dir(const DataAccessOptions& access) {
-    if (Result<std::string> dir = cache_dir_of(access); dir.is_ok())
-      shared_->cache_dir = std::move(dir).value();
-    set_saved_form_bound(shared_->cache_dir,
-                         static_cast<uint64_t>(std::llround(std::max(access.cache_gb, 0.0) * 1e9)));
+    shared_->cache_dir = loader_cache_dir(access);
   }
 
   static py::dict stage_stats(const PipelineStats& s) {

@@ -13,6 +13,7 @@
 #include <limits>
 
 #include "stoker/access/data_source.h"
+#include "stoker/cache/data_access.h"
 #include "stoker/distributed/process_group.h"
 #include "stoker/pipeline/field_pipeline.h"
 #include "stoker/pipeline/frame_counts_memo.h"
@@ -212,9 +213,11 @@ int64_t clips_a_video(const TrainerOptions& o) { return o.clips_together ? 1 : o
 // The video field as clips for the model before normalisation, uint8 [K?, 3, frames, crop,
 // crop] (K = clips_a_sample in training): decode_clip as torchvision's video reference
 // transforms them (training: each clip its own random crop and flip; evaluation: the centre
-// crop at val_crop_size), from the frames resized to val_resize_size.
+// crop at val_crop_size), from the frames resized to val_resize_size; the videos' indexes kept
+// in `cache_dir` (loader_cache_dir).
 FieldRequest clip_request(const Dataset& data, const TrainerOptions& o, bool train,
-                          int64_t per_record, FrameCountsMemo& frame_counts) {
+                          int64_t per_record, const std::string& cache_dir,
+                          FrameCountsMemo& frame_counts) {
   const int crop = train ? o.train_crop_size : o.val_crop_size;
   const int64_t resize = o.val_resize_size > 0 ? o.val_resize_size : crop * 128 / 112;
   std::vector<std::pair<std::string, ParamValue>> params = clip_sampling(o, train);
@@ -225,20 +228,21 @@ FieldRequest clip_request(const Dataset& data, const TrainerOptions& o, bool tra
                                {"draws", std::string("clip")},
                                {"layout", std::string("CTHW")}});
   const OpCall call = make_op_call("decode_clip", params).value_or_throw();
-  return make_field_request(data.schema(), "video", {call}, {}, sample_parts(data, per_record), {},
-                            &data, &frame_counts)
+  return make_field_request(data.schema(), "video", {call}, {}, sample_parts(data, per_record),
+                            cache_dir, &data, &frame_counts)
       .value_or_throw();
 }
 
 // The frame indices of clip_request's clips, int64 [K?, frames], as field kFrameIndicesField;
-// `frame_counts` clip_request's, so that the videos' frame counts are read once.
+// `cache_dir` and `frame_counts` clip_request's, so that the videos' frame counts are read once.
 FieldRequest frame_indices_request(const Dataset& data, const TrainerOptions& o, bool train,
-                                   int64_t per_record, FrameCountsMemo& frame_counts) {
+                                   int64_t per_record, const std::string& cache_dir,
+                                   FrameCountsMemo& frame_counts) {
   std::vector<std::pair<std::string, ParamValue>> params = clip_sampling(o, train);
   params.emplace_back("video", std::string("video"));
   const OpCall call = make_op_call("clip_frame_indices", params).value_or_throw();
   return make_field_request(data.schema(), kFrameIndicesField, {call}, {},
-                            sample_parts(data, per_record), {}, &data, &frame_counts)
+                            sample_parts(data, per_record), cache_dir, &data, &frame_counts)
       .value_or_throw();
 }
 
@@ -364,10 +368,13 @@ std::unique_ptr<Loader> make_loader(std::shared_ptr<const Dataset> data, const T
   // Images as uint8: InputNormalizer turns them into float where the model runs; clips float.
   const bool video = is_video_dataset(*data);
   FrameCountsMemo frame_counts;  // the clips' and their frame indices' requests read them once
-  lo.fields = {video ? clip_request(*data, o, train, per_record, frame_counts)
+  const std::string cache_dir = video ? loader_cache_dir(o.data_access) : std::string();
+  lo.fields = {video ? clip_request(*data, o, train, per_record, cache_dir, frame_counts)
                      : image_request(*data, o, train, normalization),
                FieldRequest("label")};
-  if (video) lo.fields.push_back(frame_indices_request(*data, o, train, per_record, frame_counts));
+  if (video)
+    lo.fields.push_back(
+        frame_indices_request(*data, o, train, per_record, cache_dir, frame_counts));
   if (train) lo.batch_transform = batch_mixing(o, num_classes);
   if (train && o.sample_cost.count() > 0)
     lo.fields.emplace_back(kSampleCostField, busy_wait_transform(o.sample_cost));
