@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "stoker/net/aws_credentials.h"
 #include "stoker/util/saved_form.h"
