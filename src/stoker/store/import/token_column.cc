@@ -28,6 +28,7 @@
 #include "stoker/store/import/token_layout.h"
 #include "stoker/store/in_place_files.h"
 #include "stoker/util/checksum.h"
+#include "stoker/util/utf8.h"
 
 namespace stoker {
 namespace {
@@ -233,7 +234,7 @@ std::string not_token_lists(const arrow::DataType& type) {
       arrow::is_integer(type.field(0)->type()->id()))
     return "";
   return fmt::format("is {}, not a list of integer token ids (list<int32> or list<int64>)",
-                     type.ToString());
+                     printable(type.ToString()));
 }
 
 // The field index of column `column` in `schema`, or the error naming file `name`.
@@ -241,13 +242,13 @@ Result<int> column_index(const std::string& name, const arrow::Schema& schema,
                          const std::string& column) {
   const int index = schema.GetFieldIndex(column);
   if (index < 0) {
-    std::string names;
-    for (const auto& field : schema.fields()) names += (names.empty() ? "" : ", ") + field->name();
-    return invalid_argument(
-        fmt::format("{}: no column '{}' (its columns: {})", name, column, names));
+    std::vector<std::string> names;
+    for (const auto& field : schema.fields()) names.push_back(field->name());
+    return invalid_argument(fmt::format("{}: no column '{}' (its columns: {})", name,
+                                        printable(column), printable_list(names, 32)));
   }
   if (std::string why = not_token_lists(*schema.field(index)->type()); !why.empty())
-    return invalid_argument(fmt::format("{}: column '{}' {}", name, column, why));
+    return invalid_argument(fmt::format("{}: column '{}' {}", name, printable(column), why));
   return index;
 }
 
