@@ -26,6 +26,7 @@
 #include "stoker/store/import/image_table_rows.h"
 #include "stoker/store/import/megatron_index.h"
 #include "stoker/store/import/token_layout.h"
+#include "stoker/store/import/unit_records.h"
 #include "stoker/store/in_place_files.h"
 #include "stoker/util/checksum.h"
 #include "stoker/util/utf8.h"
@@ -357,6 +358,11 @@ Status decode_parquet(const std::string& name, const std::string& column, CopyWr
       STOKER_RETURN_IF_ERROR(out.widen_to(type_for(*max)));
     uint64_t first_row = 0;
     for (int g = 0; g < meta.num_row_groups(); ++g) {
+      // Arrow's reader makes room for the rows a row group claims: a damaged footer's trillions.
+      const int64_t rows = meta.RowGroup(g)->num_rows();
+      if (rows < 0 || rows > kMaxRowsPerUnit)
+        return corrupt(fmt::format("{}: row group {} has {} rows, not 0 to {}", name, g, rows,
+                                   kMaxRowsPerUnit));
       Place at{name, first_row, fmt::format("row group {}", g)};
       std::shared_ptr<arrow::ChunkedArray> chunks;
       arrow::Status s;
@@ -372,7 +378,7 @@ Status decode_parquet(const std::string& name, const std::string& column, CopyWr
         STOKER_RETURN_IF_ERROR(append_array(*chunk, at, out));
         at.first_row += static_cast<uint64_t>(chunk->length());
       }
-      first_row += static_cast<uint64_t>(meta.RowGroup(g)->num_rows());
+      first_row += static_cast<uint64_t>(rows);
     }
   } catch (const std::exception& e) {
     return refused(arrow_message(e.what()));

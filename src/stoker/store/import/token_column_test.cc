@@ -120,6 +120,21 @@ TEST_F(TokenColumnTest, BadRowsAreOneLineErrorsLeavingNothingInTheCache) {
   EXPECT_TRUE(std::filesystem::is_empty(cache() + "/token-columns"));
 }
 
+// A row group claiming more rows than Arrow's reader should make room for is refused (found by
+// the fuzzer: fuzz/findings/tokens-parquet-row-group-of-a-trillion-rows.parquet, whose
+// footer's claim of 1.5 * 10^12 rows ran out of memory).
+TEST_F(TokenColumnTest, ARowGroupOfMoreThanAMillionRowsIsRefused) {
+  const std::string path = tmp_.path() + "/big.parquet";
+  const std::string command =
+      std::string(STOKER_PYTHON) +
+      " -c \"import pyarrow as pa, pyarrow.parquet as pq; n = (1 << 20) + 1; "
+      "pq.write_table(pa.table({'input_ids': pa.array([[]] * n, pa.list_(pa.int32()))}), '" +
+      path + "', row_group_size=n)\"";
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  EXPECT_EQ(token_column(path, "input_ids", cache()).status().message(),
+            path + ": row group 0 has 1048577 rows, not 0 to 1048576");
+}
+
 TEST_F(TokenColumnTest, UncompressedArrowIsReadInPlaceASpanARecordBatch) {
   std::vector<int64_t> ids;
   std::vector<uint64_t> starts;
