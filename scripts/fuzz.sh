@@ -19,6 +19,9 @@
 #   parquet  Parquet files read in place (parquet_fuzz; seeds: parquet_fuzz_seeds; no
 #          dictionary): builds with -DSTOKER_WITH_PARQUET=ON, so STOKER_PYTHON (else python3)
 #          must have pyarrow
+#   tokens  a table's token column: the bytes as an Arrow IPC file and as a Parquet file, every
+#          sample of a TokenSource over it read (token_column_fuzz; seeds:
+#          token_column_fuzz_seeds; no dictionary): built with Parquet, as parquet is
 #   tar    WebDataset tars' headers and samples, saved tar indexes, brace patterns
 #          (tar_fuzz; seeds: tar_fuzz_seeds; no dictionary)
 #   npy    .npy headers and a WebDataset member read as a field (npy_fuzz; seeds:
@@ -72,11 +75,15 @@ case $target in
     fuzzer=saved_video_index_fuzz seeds=saved_video_index_fuzz_seeds dict= suffix=-video-index ;;
   parquet)
     fuzzer=parquet_fuzz seeds=parquet_fuzz_seeds dict= suffix=-parquet ;;
+  tokens)
+    fuzzer=token_column_fuzz seeds=token_column_fuzz_seeds dict= suffix=-tokens ;;
   *)
     echo "fuzz.sh: unknown target '$target' (shard, image, ops, timm, coco, voc, listing, tar," \
-      "npy, megatron, parquet, http, video, video-index)" >&2
+      "npy, megatron, parquet, tokens, http, video, video-index)" >&2
     exit 2 ;;
 esac
+with_parquet=OFF
+case $target in parquet | tokens) with_parquet=ON ;; esac
 corpus=${STOKER_FUZZ_CORPUS:-$build_dir/corpus$suffix}
 artifacts=$build_dir/artifacts$suffix
 
@@ -84,7 +91,7 @@ export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$root}
 export CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
 CC=clang CXX=clang++ cmake -S . -B "$build_dir" -G Ninja -DSTOKER_BUILD_FUZZ=ON \
   -DSTOKER_SANITIZE=address,undefined -DSTOKER_WITH_TORCH=OFF -DSTOKER_BUILD_TESTS=OFF \
-  -DSTOKER_BUILD_BENCH=OFF -DSTOKER_WITH_PARQUET=$([ "$target" = parquet ] && echo ON || echo OFF) \
+  -DSTOKER_BUILD_BENCH=OFF -DSTOKER_WITH_PARQUET="$with_parquet" \
   ${STOKER_PYTHON:+-DSTOKER_PYTHON="$STOKER_PYTHON"} >/dev/null
 cmake --build "$build_dir" -j2 --target "$fuzzer" "$seeds"
 

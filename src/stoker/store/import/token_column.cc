@@ -26,8 +26,10 @@
 #include "stoker/store/import/image_table_rows.h"
 #include "stoker/store/import/megatron_index.h"
 #include "stoker/store/import/token_layout.h"
+#include "stoker/store/import/unit_records.h"
 #include "stoker/store/in_place_files.h"
 #include "stoker/util/checksum.h"
+#include "stoker/util/utf8.h"
 
 namespace stoker {
 namespace {
@@ -233,7 +235,7 @@ std::string not_token_lists(const arrow::DataType& type) {
       arrow::is_integer(type.field(0)->type()->id()))
     return "";
   return fmt::format("is {}, not a list of integer token ids (list<int32> or list<int64>)",
-                     type.ToString());
+                     printable(type.ToString()));
 }
 
 // The field index of column `column` in `schema`, or the error naming file `name`.
@@ -241,13 +243,13 @@ Result<int> column_index(const std::string& name, const arrow::Schema& schema,
                          const std::string& column) {
   const int index = schema.GetFieldIndex(column);
   if (index < 0) {
-    std::string names;
-    for (const auto& field : schema.fields()) names += (names.empty() ? "" : ", ") + field->name();
-    return invalid_argument(
-        fmt::format("{}: no column '{}' (its columns: {})", name, column, names));
+    std::vector<std::string> names;
+    for (const auto& field : schema.fields()) names.push_back(field->name());
+    return invalid_argument(fmt::format("{}: no column '{}' (its columns: {})", name,
+                                        printable(column), printable_list(names, 32)));
   }
   if (std::string why = not_token_lists(*schema.field(index)->type()); !why.empty())
-    return invalid_argument(fmt::format("{}: column '{}' {}", name, column, why));
+    return invalid_argument(fmt::format("{}: column '{}' {}", name, printable(column), why));
   return index;
 }
 
@@ -356,6 +358,11 @@ Status decode_parquet(const std::string& name, const std::string& column, CopyWr
       STOKER_RETURN_IF_ERROR(out.widen_to(type_for(*max)));
     uint64_t first_row = 0;
     for (int g = 0; g < meta.num_row_groups(); ++g) {
+      // Arrow's reader makes room for the rows a row group claims: a damaged footer's trillions.
+      const int64_t rows = meta.RowGroup(g)->num_rows();
+      if (rows < 0 || rows > kMaxRowsPerUnit)
+        return corrupt(fmt::format("{}: row group {} has {} rows, not 0 to {}", name, g, rows,
+                                   kMaxRowsPerUnit));
       Place at{name, first_row, fmt::format("row group {}", g)};
       std::shared_ptr<arrow::ChunkedArray> chunks;
       arrow::Status s;
@@ -371,7 +378,7 @@ Status decode_parquet(const std::string& name, const std::string& column, CopyWr
         STOKER_RETURN_IF_ERROR(append_array(*chunk, at, out));
         at.first_row += static_cast<uint64_t>(chunk->length());
       }
-      first_row += static_cast<uint64_t>(meta.RowGroup(g)->num_rows());
+      first_row += static_cast<uint64_t>(rows);
     }
   } catch (const std::exception& e) {
     return refused(arrow_message(e.what()));

@@ -35,7 +35,8 @@
 // Errors, one line naming the file (and the row, counted in the file, with its row group or
 // record batch): no such column, a column that is not a list of integers, a null row or id, an id
 // below 0 or above int64's largest (a copy's), a file that is not Parquet or Arrow or is damaged
-// (cut short, its metadata or offsets wrong), a file changed while it was decoded or read;
+// (cut short, its metadata or offsets wrong, a row group of more than 2^20 rows,
+// kMaxRowsPerUnit), a file changed while it was decoded or read;
 // nothing is left in the cache then. Local files only. Functions;
 // thread-safe, and safe across processes.
 

@@ -36,7 +36,8 @@ pq.write_table(pa.table({"input_ids": pa.array(rows, pa.list_(pa.int32()))}),
 
 // DIR/NAME.arrow: rows r = 0..19 of the ids [r * 10, r * 10 + r % 5), in record batches of 6
 // rows; KIND "stream" (IPC stream, list<int32>), "file" (IPC file, large_list<uint16>), "lz4"
-// (stream, bodies LZ4-compressed), "two" (stream, the rows [1, 2, 3] and [4, 5, 6] only).
+// (stream, bodies LZ4-compressed), "two" (stream, the rows [1, 2, 3] and [4, 5, 6] only),
+// "names" (stream, columns "te\nxt" and "ids", a list<it\nem: string>).
 const char* const kArrowWriter = R"(
 import sys
 import pyarrow as pa, pyarrow.ipc as ipc
@@ -46,6 +47,9 @@ item = pa.large_list(pa.uint16()) if kind == "file" else pa.list_(pa.int32())
 table = pa.table({"text": [str(r) for r in rows], "input_ids": pa.array(rows, item)})
 if kind == "two":
     table = pa.table({"input_ids": pa.array([[1, 2, 3], [4, 5, 6]], item)})
+if kind == "names":
+    texts = pa.list_(pa.field("it\nem", pa.string()))
+    table = pa.table({"te\nxt": ["a"], "ids": pa.array([["b"]], texts)})
 options = ipc.IpcWriteOptions(compression="lz4" if kind == "lz4" else None)
 new = ipc.new_file if kind == "file" else ipc.new_stream
 with new(f"{d}/{name}.arrow", table.schema, options=options) as out:
@@ -114,6 +118,21 @@ TEST_F(TokenColumnTest, BadRowsAreOneLineErrorsLeavingNothingInTheCache) {
   EXPECT_EQ(token_column(path, "ids", cache()).status().message(),
             path + ": no column 'ids' (its columns: input_ids)");
   EXPECT_TRUE(std::filesystem::is_empty(cache() + "/token-columns"));
+}
+
+// A row group claiming more rows than Arrow's reader should make room for is refused (found by
+// the fuzzer: fuzz/findings/tokens-parquet-row-group-of-a-trillion-rows.parquet, whose
+// footer's claim of 1.5 * 10^12 rows ran out of memory).
+TEST_F(TokenColumnTest, ARowGroupOfMoreThanAMillionRowsIsRefused) {
+  const std::string path = tmp_.path() + "/big.parquet";
+  const std::string command =
+      std::string(STOKER_PYTHON) +
+      " -c \"import pyarrow as pa, pyarrow.parquet as pq; n = (1 << 20) + 1; "
+      "pq.write_table(pa.table({'input_ids': pa.array([[]] * n, pa.list_(pa.int32()))}), '" +
+      path + "', row_group_size=n)\"";
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  EXPECT_EQ(token_column(path, "input_ids", cache()).status().message(),
+            path + ": row group 0 has 1048577 rows, not 0 to 1048576");
 }
 
 TEST_F(TokenColumnTest, UncompressedArrowIsReadInPlaceASpanARecordBatch) {
@@ -193,6 +212,18 @@ TEST_F(TokenColumnTest, DamagedArrowFilesAreOneLineErrorsNamingTheFile) {
   damaged[at + 8] = 60;
   EXPECT_NE(refused(damaged, "offsets").find("record batch 0"), std::string::npos);
   EXPECT_FALSE(std::filesystem::exists(cache() + "/token-columns"));
+}
+
+// A file's column names in an error are printable, on one line (found by the fuzzer:
+// fuzz/findings/tokens-column-name-with-a-line-break.arrow).
+TEST_F(TokenColumnTest, ColumnNamesInErrorsAreOneLine) {
+  const std::string path = write_arrow("names", "names");
+  EXPECT_EQ(token_column(path, "input_ids", cache()).status().message(),
+            path + ": no column 'input_ids' (its columns: te\\x0axt, ids)");
+  EXPECT_EQ(token_column(path, "ids", cache()).status().message(),
+            path +
+                ": column 'ids' is list<it\\x0aem: string>, not a list of integer token ids "
+                "(list<int32> or list<int64>)");
 }
 
 }  // namespace
