@@ -207,3 +207,18 @@ def test_a_decompression_bomb_is_refused_naming_its_row(tmp_path, cache):
                                            r"rows decode to more than 1 GiB from here") as error:
         list(loader)
     assert "\n" not in str(error.value)
+
+
+def test_column_names_in_an_error_are_one_line(tmp_path, cache):
+    """A file's column names are data: a line break in one is escaped, and a file of many
+    columns names 32 of them, so the error stays one line (as token columns', issue 66)."""
+    path = tmp_path / "odd.parquet"
+    columns = {"jpg\nlabel": [b"x"]} | {f"c{i}": [i] for i in range(40)}
+    pq.write_table(pa.table(columns), path)
+    with pytest.raises(ValueError) as refused:
+        stoker.Loader(stoker.Parquet(path, image="image", label="label"), batch_size=1,
+                      cache_dir=cache)
+    message = str(refused.value)
+    assert "\n" not in message, message
+    assert "its columns: jpg\\x0alabel, c0, c1" in message, message
+    assert message.endswith("c30 and 9 more)"), message

@@ -14,6 +14,7 @@
 #include <optional>
 #include <stdexcept>
 #include <utility>
+#include <vector>
 
 #include "stoker/store/image_record.h"
 #include "stoker/store/import/data_files.h"
@@ -22,6 +23,7 @@
 #include "stoker/store/shard_schedule.h"
 #include "stoker/util/atomic_file.h"
 #include "stoker/util/saved_form.h"
+#include "stoker/util/utf8.h"
 
 namespace stoker {
 namespace {
@@ -126,11 +128,12 @@ int find_leaf(const parquet::SchemaDescriptor& schema, const std::string& path) 
   return -1;
 }
 
+// The columns' paths for an error: one line, at most 32 named.
 std::string column_names(const parquet::SchemaDescriptor& schema) {
-  std::string names;
+  std::vector<std::string> names;
   for (int i = 0; i < schema.num_columns(); ++i)
-    names += (i ? ", " : "") + schema.Column(i)->path()->ToDotString();
-  return names;
+    names.push_back(schema.Column(i)->path()->ToDotString());
+  return printable_list(names, 32);
 }
 
 // Leaf `leaf` is a plain (not repeated) column of one of `types`; else the one-line error.

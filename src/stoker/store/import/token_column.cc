@@ -479,6 +479,7 @@ bool add_in_place(const arrow::Array& lists, const arrow::Array& items, uint32_t
   if (lists.null_count() > 0 || items.null_count() > 0) return false;
   const Offset* offsets = lists.data()->GetValues<Offset>(1);
   const int64_t rows = lists.length();
+  if (rows == 0) return true;  // its offsets may be an empty buffer
   const auto first = static_cast<uint64_t>(offsets[0]);
   const uint64_t count = static_cast<uint64_t>(offsets[rows]) - first;
   result.documents += static_cast<uint64_t>(rows);
