@@ -36,14 +36,13 @@ instead and counted.
 from __future__ import annotations
 
 import inspect
-import queue
 import random
-import threading
 import time
 from functools import partial
-from typing import Callable, Dict, List
+from typing import Dict, List
 
 from stoker import _cu_seqlens, _stoker
+from stoker._step_threads import StepThread, StepThreads, Work
 from stoker._wrapped import Wrapped
 
 _MASK = 2**64 - 1
@@ -355,144 +354,6 @@ def check_uniform(field: str, index: int, epoch: int, samples: list) -> None:
                 "stacks one shape and dtype"))
 
 
-# The longest a thread waiting for the steps' threads blocks without looking at the clock.
-_POLL_SECONDS = 0.1
-
-
-class Work:
-    """Calls run in order by one of StepThreads' threads (a sample's steps, or a batch's samples
-    one after another): results[k] is call k's, each call(thread) given the thread that runs
-    it (for StepThread.at); after a result for which stop(k, result) is true the rest are not
-    run. ``done`` once none is left to run (or it is cancelled)."""
-
-    def __init__(self, calls: list, stop: Callable = lambda k, result: False):
-        self.calls = calls
-        self.stop = stop
-        self.results: list = [None] * len(calls)
-        self.next = 0  # the first call not yet taken
-        self.stopped = False
-        self.cancelled = False
-        self.done = False
-
-
-class StepThread:
-    """One of StepThreads' threads: what it runs (``work``, its call ``call``), and which step
-    of which sample since when (``at``)."""
-
-    def __init__(self):
-        self.work = None
-        self.call = 0
-        self.started = 0.0  # time.monotonic() when the step it runs started; 0: none
-        self.late = None  # gives the SampleError text of a step that runs too long
-        self.abandoned = False
-
-    def at(self, started: float, late: Callable) -> None:
-        """A step starts now (`started`); late(): the error if it runs past the timeout."""
-        self.started = started
-        self.late = late
-
-
-class StepThreads:
-    """`count` daemon threads that run Work, each taken whole by one thread (a batch's samples
-    in order) or, one per sample, by many at once. A step that runs longer than `timeout`
-    seconds on a sample makes that sample a SampleError, and the rest of its Work goes on in a
-    new thread: a Python thread cannot be stopped, so its own is abandoned (a daemon, it runs
-    on, its results dropped, and does not hold the interpreter at exit). Threads start when
-    the first Work comes."""
-
-    def __init__(self, count: int, timeout: float):
-        self.count = count
-        self._timeout = timeout
-        self._queue: queue.SimpleQueue = queue.SimpleQueue()
-        self._changed = threading.Condition()
-        self._threads: List[StepThread] = []
-
-    def submit(self, work: Work) -> Work:
-        with self._changed:
-            while len(self._threads) < self.count:
-                self._start()
-        self._queue.put(work)
-        return work
-
-    def wait(self, works: list) -> None:
-        """Returns once every one of `works` is done, abandoning the threads whose step runs past
-        the timeout on the way (Ctrl-C interrupts it)."""
-        with self._changed:
-            while not all(work.done for work in works):
-                self._changed.wait(_POLL_SECONDS)
-                self._abandon_late()
-
-    def cancel(self, works: list) -> None:
-        with self._changed:
-            for work in works:
-                work.cancelled = True
-
-    def close(self) -> None:
-        """The threads end after what they run (new ones start when needed); Work not taken is
-        dropped."""
-        with self._changed:
-            for _ in self._threads:
-                self._queue.put(None)
-            self._threads = []
-            self._queue = queue.SimpleQueue()
-
-    def __del__(self):
-        # Its threads hold no reference to it. Each is told to end, with nothing looked up in
-        # a module: at the interpreter's exit they may be cleared already.
-        for _ in self._threads:
-            self._queue.put(None)
-
-    def _start(self) -> None:
-        thread = StepThread()
-        self._threads.append(thread)
-        threading.Thread(target=_serve, args=(thread, self._queue, self._changed), daemon=True,
-                         name="stoker-python").start()
-
-    def _abandon_late(self) -> None:
-        now = time.monotonic()
-        for thread in [t for t in self._threads if t.started and now - t.started >
-                       self._timeout]:
-            thread.abandoned = True
-            self._threads.remove(thread)
-            _record(thread.work, thread.call, SampleError(thread.late()))
-            self._start()
-            self._queue.put(thread.work)  # the rest of it, in another thread
-
-
-def _serve(thread: StepThread, works: queue.SimpleQueue, changed: threading.Condition) -> None:
-    """A StepThreads thread: runs the Work it takes from `works` until it takes None or is
-    abandoned (holding none between them: the loader may go)."""
-    while _run(thread, works.get(), changed):
-        pass
-
-
-def _run(thread: StepThread, work, changed: threading.Condition) -> bool:
-    """Runs `work`'s calls left; False where `work` is None or `thread` was abandoned."""
-    while work is not None:
-        with changed:
-            if thread.abandoned:
-                return False
-            if work.cancelled or work.stopped or work.next == len(work.calls):
-                work.done = True
-                thread.work = None
-                changed.notify_all()
-                return True
-            thread.work, thread.call = work, work.next
-            work.next += 1
-        result = work.calls[thread.call](thread)
-        with changed:
-            if thread.abandoned:
-                return False
-            thread.started, thread.late = 0.0, None
-            _record(work, thread.call, result)
-    return False
-
-
-def _record(work: Work, k: int, result) -> None:
-    work.results[k] = result
-    work.stopped = work.stopped or work.stop(k, result)
-
-
 class PythonSteps:
     """The loader's units of Python steps ({name: unit}: a FieldSteps per field that has some,
     or the steps after a joint transform, _joint_python.JointSteps), applied to native batches
@@ -627,10 +488,10 @@ class PythonSteps:
         where = (name, slot, index, epoch)
 
         def on_step(number):
-            thread.at(time.monotonic(), lambda: sample_message(
+            thread.at(time.monotonic(), lambda: SampleError(sample_message(
                 *where, f"{step_name(unit.steps[number])} ran longer than python_timeout="
                 f"{self._timeout:g} s: a Python thread cannot be stopped, so its own was left "
-                "running (a daemon) and a new one took its place"))
+                "running (a daemon) and a new one took its place")))
 
         try:
             return unit.run(self._torch, self._numpy,

@@ -610,6 +610,52 @@ for options in ({"python_workers": 0}, {"python_workers": 2, "python_parallel": 
     assert done.stdout.split() == ["True", "True"]
 
 
+def test_the_interpreter_exits_with_steps_running_in_threads(images, tmp_path):
+    """A program that stops iterating while its step threads run, then ends: the exit waits for
+    the steps running (ended by Python inside torch's C++ code as it freed a tensor, a thread
+    aborted the process: "terminate called without an active exception"), but not for a step
+    that hangs, up to its python_timeout of 600 s."""
+    path, _ = images
+    script = tmp_path / "busy.py"
+    script.write_text('''
+import itertools
+import sys
+import time
+
+import stoker
+
+calls = itertools.count()
+
+
+def hang_after_two(x, generator):
+    if next(calls) >= 2:  # the first batch's samples are made; the next batch's hang
+        time.sleep(600)
+    return x[:, :8, :8].clone()
+
+
+def busy(x, generator):
+    end = time.monotonic() + 0.3
+    y = x.float()
+    while time.monotonic() < end:
+        y = (y + 1) * 0.5  # tensors made and freed
+    return x[:, :8, :8].clone()
+
+
+for step, timeout in ((hang_after_two, 600), (busy, 300)):
+    loader = stoker.Loader(sys.argv[1], batch_size=2, transforms=step, python_timeout=timeout,
+                           python_workers=2, python_parallel="threads")
+    for batch in loader:
+        break
+print("done")
+''')
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(stoker.__file__)))
+    for _ in range(2):
+        done = subprocess.run([sys.executable, str(script), str(path)], capture_output=True,
+                              text=True, env=env, timeout=300)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.split() == ["done"]
+
+
 def test_the_interpreter_exits_quietly_with_a_loader_left_in_a_global(coco_dataset, tmp_path):
     """A detection loader left in a module's global at exit: its step threads are released
     without a word on stderr (finalisation may have cleared the modules they would use)."""
