@@ -10,7 +10,9 @@ exit (atexit, before Python starts ending threads) no thread starts another step
 one parks for good at the next step it would start, and the exit waits up to
 EXIT_WAIT_SECONDS for the steps running to finish (DataLoader waits as long for its workers),
 not for those past their timeout. A step still running after that, or one that ignores it
-(abandoned), is the program's own code running into the interpreter's end.
+(abandoned), is the program's own code running into the interpreter's end. Work submitted after
+that (a loader iterated by a later atexit handler) is refused in one RuntimeError, not left to
+wait for parked threads.
 """
 
 from __future__ import annotations
@@ -96,6 +98,9 @@ class StepThreads:
         self._threads: List[StepThread] = []
 
     def submit(self, work: Work) -> Work:
+        if _exiting:  # its threads would park: the batch would never come
+            raise RuntimeError("stoker: Python steps do not run while the interpreter exits (a "
+                               "loader iterated from an atexit handler)")
         with self._changed:
             while len(self._threads) < self.count:
                 self._start()

@@ -656,6 +656,34 @@ print("done")
         assert done.stdout.split() == ["done"]
 
 
+def test_python_steps_refuse_to_start_once_the_interpreter_exits(images, tmp_path):
+    """A loader with Python steps iterated by an atexit handler that runs after stoker's: one
+    error (its step threads would park, and the batch never come), not a hang."""
+    path, _ = images
+    script = tmp_path / "late.py"
+    script.write_text('''
+import atexit
+import sys
+
+
+def late():
+    loader = stoker.Loader(sys.argv[1], batch_size=2, transforms=lambda x: x[:, :8, :8])
+    try:
+        next(iter(loader))
+    except RuntimeError as e:
+        print("while the interpreter exits" in str(e))
+
+
+atexit.register(late)  # runs after stoker's own (atexit runs the last registered first)
+import stoker  # noqa: E402
+''')
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(stoker.__file__)))
+    done = subprocess.run([sys.executable, str(script), str(path)], capture_output=True,
+                          text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True"]
+
+
 def test_the_interpreter_exits_quietly_with_a_loader_left_in_a_global(coco_dataset, tmp_path):
     """A detection loader left in a module's global at exit: its step threads are released
     without a word on stderr (finalisation may have cleared the modules they would use)."""
