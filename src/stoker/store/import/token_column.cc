@@ -330,6 +330,15 @@ Status append_array(const arrow::Array& lists, const Place& place, CopyWriter& o
                                place, out);
 }
 
+// The memory pool of one file's read: what Arrow allocates for it at once (a Parquet page or an
+// Arrow record batch's bodies decompressed, a dictionary) refused past kMaxUnitRecordBytes,
+// whatever a page header or a body's length claims, counted apart from the process's other
+// Arrow allocations (CappedMemoryPool alone would count those of the pool it wraps).
+struct ReadPool {
+  arrow::ProxyMemoryPool counted{arrow::default_memory_pool()};
+  arrow::CappedMemoryPool capped{&counted, static_cast<int64_t>(kMaxUnitRecordBytes)};
+};
+
 // The leaf column of Parquet column `column` (a list's: its only leaf), or -1 where it has none
 // or several.
 int column_leaf(const parquet::SchemaDescriptor& schema, const std::string& column) {
@@ -466,14 +475,13 @@ Status decode_parquet(const std::string& name, const std::string& column, CopyWr
   arrow::Result<int64_t> size = (*file)->GetSize();
   if (!size.ok())
     return io_error(fmt::format("{}: {}", name, arrow_message(size.status().message().c_str())));
-  arrow::CappedMemoryPool pool(arrow::default_memory_pool(),
-                               static_cast<int64_t>(kMaxUnitRecordBytes));
+  ReadPool pool;
   try {
     parquet::arrow::FileReaderBuilder builder;
-    if (arrow::Status s = builder.Open(*file, parquet::ReaderProperties(&pool)); !s.ok())
+    if (arrow::Status s = builder.Open(*file, parquet::ReaderProperties(&pool.capped)); !s.ok())
       return refused(arrow_message(s.message().c_str()));
     std::unique_ptr<parquet::arrow::FileReader> reader;
-    if (arrow::Status s = builder.memory_pool(&pool)->Build(&reader); !s.ok())
+    if (arrow::Status s = builder.memory_pool(&pool.capped)->Build(&reader); !s.ok())
       return refused(arrow_message(s.message().c_str()));
     std::shared_ptr<arrow::Schema> schema;
     if (arrow::Status s = reader->GetSchema(&schema); !s.ok())
@@ -528,6 +536,7 @@ Status decode_parquet(const std::string& name, const std::string& column, CopyWr
 // An Arrow IPC file, stream format (save_to_disk's) or file format (Feather v2), mapped, read a
 // record batch at a time.
 struct ArrowBatches {
+  std::shared_ptr<ReadPool> pool = std::make_shared<ReadPool>();  // outlives the readers
   std::shared_ptr<arrow::io::MemoryMappedFile> file;
   std::shared_ptr<arrow::Schema> schema;
   // The next batch (null at the end).
@@ -545,7 +554,9 @@ Result<ArrowBatches> open_arrow(const std::string& name) {
   if (!file.ok())
     return io_error(fmt::format("{}: {}", name, arrow_message(file.status().message().c_str())));
   out.file = *file;
-  if (auto reader = arrow::ipc::RecordBatchFileReader::Open(out.file); reader.ok()) {
+  arrow::ipc::IpcReadOptions options = arrow::ipc::IpcReadOptions::Defaults();
+  options.memory_pool = &out.pool->capped;
+  if (auto reader = arrow::ipc::RecordBatchFileReader::Open(out.file, options); reader.ok()) {
     out.schema = (*reader)->schema();
     out.next = [reader = *reader,
                 batch = 0]() mutable -> arrow::Result<std::shared_ptr<arrow::RecordBatch>> {
@@ -556,7 +567,7 @@ Result<ArrowBatches> open_arrow(const std::string& name) {
   }
   if (arrow::Status s = out.file->Seek(0); !s.ok())
     return arrow_refused(name, arrow_message(s.message().c_str()));
-  auto stream = arrow::ipc::RecordBatchStreamReader::Open(out.file);
+  auto stream = arrow::ipc::RecordBatchStreamReader::Open(out.file, options);
   if (!stream.ok()) return arrow_refused(name, arrow_message(stream.status().message().c_str()));
   out.schema = (*stream)->schema();
   out.next = [stream = *stream]() { return stream->Next(); };

@@ -147,7 +147,7 @@ int64_t status_kb(const std::string& field) {
 // A file of 559 bytes whose one row's dictionary and RLE runs (70 bytes) decode to 2^27 - 16 int64
 // ids (1 GiB; python/tests/token_bombs.py) is refused after 2^24 ids, naming the file, the row
 // group and the limit, without making room for them (Arrow's reader of the whole row group
-// reached 2.2 GB); one of 2^24 ids, the limit, is read whole (issue 64).
+// grew by 2.6 GB); one of 2^24 ids, the limit, is read whole (issue 64).
 TEST_F(TokenColumnTest, ARowGroupDecodingToFarMoreThanItsBytesMayHoldIsRefused) {
   auto bomb = [&](const std::string& name, int64_t count) {
     const std::string path = tmp_.path() + "/" + name + ".parquet";
