@@ -374,7 +374,8 @@ std::optional<uint64_t> statistics_max(const parquet::FileMetaData& meta, int le
 }
 
 // Parquet's token column is read by levels and values, kLevelBatch at a time, into the copy as
-// they come (never a row group's, or a row's, ids at once: Arrow's column reader would make
+// they come, its column chunk from the file kBufferBytes at a time (never a row group's, or a
+// row's, ids or bytes at once: Arrow's column reader would make
 // arrays of them, and a few bytes of dictionary or RLE runs, or a zstd page of zeros, decode to
 // billions). What one row group may decode to is bounded by what it holds in the file, not by
 // what its footer or page headers say (which a damaged or hostile file makes up): the ids
@@ -387,6 +388,7 @@ std::optional<uint64_t> statistics_max(const parquet::FileMetaData& meta, int le
 constexpr uint64_t kMinUnitTokens = uint64_t{1} << 24;
 constexpr uint64_t kTokensPerStoredByte = 8192;
 constexpr int64_t kLevelBatch = int64_t{1} << 16;
+constexpr int64_t kBufferBytes = int64_t{4} << 20;
 
 // The definition level at which the list of Parquet leaf column `leaf` is present (an empty
 // row one below, a null row lower, a null id from it up to the leaf's largest), or -1 where the
@@ -477,8 +479,11 @@ Status decode_parquet(const std::string& name, const std::string& column, CopyWr
     return io_error(fmt::format("{}: {}", name, arrow_message(size.status().message().c_str())));
   ReadPool pool;
   try {
+    parquet::ReaderProperties properties(&pool.capped);
+    properties.enable_buffered_stream();  // a column chunk read kBufferBytes at a time
+    properties.set_buffer_size(kBufferBytes);
     parquet::arrow::FileReaderBuilder builder;
-    if (arrow::Status s = builder.Open(*file, parquet::ReaderProperties(&pool.capped)); !s.ok())
+    if (arrow::Status s = builder.Open(*file, properties); !s.ok())
       return refused(arrow_message(s.message().c_str()));
     std::unique_ptr<parquet::arrow::FileReader> reader;
     if (arrow::Status s = builder.memory_pool(&pool.capped)->Build(&reader); !s.ok())
