@@ -6,9 +6,10 @@
 //
 // The files are those `path` names (data_files.h: a file, a folder's, a glob's, sorted by name),
 // read in order: an Arrow file a record batch at a time, a Parquet file 2^16 levels (and ids) at a
-// time, into the copy as they come (memory: a record batch, or a Parquet page; and 4 bytes a
-// row). What Arrow allocates for one file's read at once (a page or a body decompressed, a
-// dictionary) is capped at 1 GiB (kMaxUnitRecordBytes) in a pool of its own.
+// time, into the copy as they come (memory: a record batch, or a Parquet page and 4 MiB of its
+// column chunk; and 4 bytes a row). What Arrow allocates for one file's read at once (a page or
+// a body decompressed, a dictionary) is capped at 1 GiB (kMaxUnitRecordBytes) in a pool of its
+// own: an Arrow record batch of more, compressed, is refused (write smaller batches).
 //
 // Arrow files read in place: where every record batch of every file holds the column's ids
 // uncompressed (no IPC body compression: Arrow's reader over the mapped file gives the ids'
