@@ -3,7 +3,8 @@
 // empty) as an Arrow IPC stream (list<int32>, list<uint16>, a null row, a null id), an Arrow
 // IPC file (large_list<int64>, ZSTD bodies), LZ4-compressed stream bodies, and Parquet
 // (list<int32> uncompressed, large_list<int64> Snappy), in record batches or row groups of 3
-// rows.
+// rows; and a Parquet row of one id repeated 1,000 times (dictionary runs), uncompressed and
+// ZSTD.
 #include <arrow/api.h>
 #include <arrow/io/file.h>
 #include <arrow/ipc/api.h>
@@ -12,6 +13,7 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -47,6 +49,17 @@ std::shared_ptr<arrow::Table> token_table(const std::shared_ptr<arrow::DataType>
   auto schema =
       arrow::schema({arrow::field("text", arrow::utf8()), arrow::field("input_ids", type)});
   return arrow::Table::Make(schema, {texts, ids});
+}
+
+// A table of one document: `count` ids, each 7, int64 (as Parquet, dictionary-encoded: its
+// levels and indices runs, whose lengths the fuzzer may make a decompression bomb's).
+std::shared_ptr<arrow::Table> run_table(int count) {
+  arrow::Int64Builder ids;
+  for (int i = 0; i < count; ++i) (void)ids.Append(7);
+  auto values = ids.Finish().ValueOrDie();
+  auto offsets = arrow::Int32Array(2, arrow::Buffer::FromVector(std::vector<int32_t>{0, count}));
+  auto lists = arrow::ListArray::FromArrays(offsets, *values).ValueOrDie();
+  return arrow::Table::Make(arrow::schema({arrow::field("input_ids", lists->type())}), {lists});
 }
 
 arrow::Status write_arrow(const std::string& path, const arrow::Table& table, bool file_format,
@@ -104,6 +117,8 @@ int main(int argc, char** argv) {
                     parquet::Compression::UNCOMPRESSED),
       write_parquet(dir + "parquet-large-int64", *token_table(arrow::int64(), true, 10),
                     parquet::Compression::SNAPPY),
+      write_parquet(dir + "parquet-run", *run_table(1000), parquet::Compression::UNCOMPRESSED),
+      write_parquet(dir + "parquet-run-zstd", *run_table(1000), parquet::Compression::ZSTD),
   };
   for (const arrow::Status& status : statuses) {
     if (!status.ok()) {

@@ -264,6 +264,64 @@ def test_bad_tables_are_one_line_errors_and_leave_nothing_in_the_cache(tmp_path,
                                                               "input_ids)")
 
 
+PEAK = """
+import sys
+path, warm = sys.argv[1:3]
+sys.path[:0] = sys.argv[3:]
+import stoker
+stoker.Loader(stoker.Tokens(warm, seq_len=16))  # a process's first loader's setup done
+
+
+def kb(field):
+    for line in open("/proc/self/status"):
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+
+
+open("/proc/self/clear_refs", "w").write("5")  # VmHWM from here
+before = kb("VmRSS")
+try:
+    stoker.Loader(stoker.Tokens(path, seq_len=16))
+    print("opened")
+except stoker.Error as error:
+    print(error)
+print(kb("VmHWM") - before)
+"""
+
+
+def test_a_row_group_decoding_to_far_more_than_its_bytes_may_hold_is_refused(tmp_path, cache):
+    """A file of a few hundred bytes whose one row's dictionary and RLE runs decode to 2^27 - 16
+    int64 ids (1 GiB, token_bombs.py): one line naming the file, the row group and the limit
+    (2^24 ids where the row group holds so few bytes), in a process whose peak memory grows by
+    far less than the ids would take, nothing left in the cache; a row of 2^24 ids, the limit,
+    reads as pyarrow reads it (issue 64)."""
+    from token_bombs import write_bomb
+    bomb = tmp_path / "bomb.parquet"
+    write_bomb(bomb, (1 << 27) - 16)
+    assert bomb.stat().st_size < 1000
+    warm = tmp_path / "warm.bin"
+    np.arange(4 * L, dtype=np.uint16).tofile(warm)
+    run = subprocess.run([sys.executable, "-c", PEAK, str(bomb), str(warm), *sys.path],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    message, grown = run.stdout.splitlines()
+    assert message == (f"{bomb}: row group 0 decodes to more than 16777216 token ids, more than "
+                       "its 70 bytes in the file may hold (8192 a byte, at least 16777216): a "
+                       "decompression bomb or a damaged file")
+    assert int(grown) < 64 << 10, f"{grown} KB more at the peak than before (the ids: 1 GiB)"
+    assert copies(cache) == {}
+    under = tmp_path / "under.parquet"
+    write_bomb(under, 1 << 24)
+    ids = pq.read_table(under).column("input_ids").combine_chunks().values.to_numpy()
+    elsewhere = pa.allocate_buffer(3 << 29)  # Arrow's pool's, untouched: not this read's 1 GiB
+    loader = stoker.Loader(stoker.Tokens(under, seq_len=1 << 16), batch_size=8, shuffle=False,
+                           batch_format="dict")
+    del elsewhere
+    got = np.concatenate([batch["input_ids"].numpy().ravel() for batch in loader])
+    assert len(got) == (len(ids) - 1) // (1 << 16) * (1 << 16) > 0  # samples of seq_len + 1
+    np.testing.assert_array_equal(got, ids[:len(got)])
+
+
 def test_a_file_changed_after_the_loader_opened_fails_its_batch(tmp_path, cache):
     parquet = write_parquet(tmp_path / "t.parquet", documents(10, 40))
     folder = tmp_path / "arrow"

@@ -3,17 +3,22 @@
 #include <arrow/array.h>
 #include <arrow/io/file.h>
 #include <arrow/ipc/api.h>
+#include <arrow/memory_pool.h>
 #include <arrow/record_batch.h>
 #include <arrow/type.h>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <parquet/arrow/reader.h>
+#include <parquet/column_reader.h>
 #include <parquet/file_reader.h>
 #include <parquet/metadata.h>
+#include <parquet/properties.h>
+#include <parquet/schema.h>
 #include <parquet/statistics.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -149,29 +154,46 @@ class CopyWriter {
     return Status::ok();
   }
 
-  // Appends the row of the `n` token ids at `ids` (of an integer type), or the error of its
-  // first that is no token id, naming the row `where` says.
+  // Appends the `n` token ids at `ids` (of an integer type) to the row being written (row `r`
+  // of `place`), or the error of its first that is no token id, naming the row.
   template <typename T>
-  Status append_row(const T* ids, int64_t n, const std::string& where) {
-    if (n > std::numeric_limits<int32_t>::max())
-      return corrupt(
-          fmt::format("{}: {} token ids, more than a row may hold (2^31 - 1)", where, n));
+  Status append_ids(const T* ids, int64_t n, const Place& place, uint64_t r) {
+    if (n > std::numeric_limits<int32_t>::max() - row_length_)
+      return corrupt(fmt::format("{}: {} token ids or more, more than a row may hold (2^31 - 1)",
+                                 place.row(r), row_length_ + n));
     uint64_t max = 0;
     for (int64_t i = 0; i < n; ++i) {
       if constexpr (std::is_signed_v<T>) {
         if (ids[i] < 0)
-          return corrupt(
-              fmt::format("{}: token id {} at {} is negative, not a token id", where, ids[i], i));
+          return corrupt(fmt::format("{}: token id {} at {} is negative, not a token id",
+                                     place.row(r), ids[i], row_length_ + i));
       } else if constexpr (sizeof(T) == 8) {
         if (ids[i] > kInt64Max)
-          return corrupt(fmt::format("{}: token id {} at {} is beyond int64, not a token id", where,
-                                     ids[i], i));
+          return corrupt(fmt::format("{}: token id {} at {} is beyond int64, not a token id",
+                                     place.row(r), ids[i], row_length_ + i));
       }
       max = std::max<uint64_t>(max, static_cast<uint64_t>(ids[i]));
     }
     if (max > token_type_max(type_)) STOKER_RETURN_IF_ERROR(widen_to(type_for(max)));
-    lengths_.push_back(static_cast<int32_t>(n));
+    row_length_ += n;
     return store(ids, static_cast<size_t>(n), type_);
+  }
+
+  // The ids appended to the row being written.
+  int64_t row_length() const { return row_length_; }
+
+  // Ends the row being written: one document of the ids appended since the last.
+  void end_row() {
+    lengths_.push_back(static_cast<int32_t>(row_length_));
+    row_length_ = 0;
+  }
+
+  // Appends row `r` of `place`: the `n` token ids at `ids` (append_ids).
+  template <typename T>
+  Status append_row(const T* ids, int64_t n, const Place& place, uint64_t r) {
+    STOKER_RETURN_IF_ERROR(append_ids(ids, n, place, r));
+    end_row();
+    return Status::ok();
   }
 
   // Finishes tokens.bin and writes tokens.idx: one sequence and one document a row.
@@ -226,6 +248,7 @@ class CopyWriter {
   TokenType type_;
   OutFile bin_;
   std::vector<int32_t> lengths_;
+  int64_t row_length_ = 0;        // of the row being written
   std::vector<uint8_t> scratch_;  // ids narrowed to the stored type
 };
 
@@ -266,7 +289,7 @@ Status append_lists(const arrow::Array& lists, const arrow::Array& items, const 
       for (Offset i = begin; i < end; ++i)
         if (items.IsNull(i))
           return corrupt(fmt::format("{}: a null token id at {}", place.row(r), i - begin));
-    STOKER_RETURN_IF_ERROR(out.append_row(ids + begin, end - begin, place.row(r)));
+    STOKER_RETURN_IF_ERROR(out.append_row(ids + begin, end - begin, place, r));
   }
   return Status::ok();
 }
@@ -307,18 +330,32 @@ Status append_array(const arrow::Array& lists, const Place& place, CopyWriter& o
                                place, out);
 }
 
-// The largest token id every row group's statistics of Parquet column `column` give, or
-// nullopt where one lacks them (or its ids are unsigned, whose statistics are not read here).
-std::optional<uint64_t> statistics_max(const parquet::FileMetaData& meta, const std::string& column,
-                                       const arrow::DataType& items) {
-  if (!arrow::is_signed_integer(items.id())) return std::nullopt;
+// The memory pool of one file's read: what Arrow allocates for it at once (a Parquet page or an
+// Arrow record batch's bodies decompressed, a dictionary) refused past kMaxUnitRecordBytes,
+// whatever a page header or a body's length claims, counted apart from the process's other
+// Arrow allocations (CappedMemoryPool alone would count those of the pool it wraps).
+struct ReadPool {
+  arrow::ProxyMemoryPool counted{arrow::default_memory_pool()};
+  arrow::CappedMemoryPool capped{&counted, static_cast<int64_t>(kMaxUnitRecordBytes)};
+};
+
+// The leaf column of Parquet column `column` (a list's: its only leaf), or -1 where it has none
+// or several.
+int column_leaf(const parquet::SchemaDescriptor& schema, const std::string& column) {
   int leaf = -1;
-  for (int i = 0; i < meta.schema()->num_columns(); ++i)
-    if (meta.schema()->Column(i)->path()->ToDotVector()[0] == column) {
-      if (leaf >= 0) return std::nullopt;
+  for (int i = 0; i < schema.num_columns(); ++i)
+    if (schema.Column(i)->path()->ToDotVector()[0] == column) {
+      if (leaf >= 0) return -1;
       leaf = i;
     }
-  if (leaf < 0) return std::nullopt;
+  return leaf;
+}
+
+// The largest token id every row group's statistics of Parquet leaf column `leaf` give, or
+// nullopt where one lacks them (or its ids are unsigned, whose statistics are not read here).
+std::optional<uint64_t> statistics_max(const parquet::FileMetaData& meta, int leaf,
+                                       const arrow::DataType& items) {
+  if (!arrow::is_signed_integer(items.id())) return std::nullopt;
   uint64_t max = 0;
   for (int g = 0; g < meta.num_row_groups(); ++g) {
     const std::shared_ptr<parquet::Statistics> stats =
@@ -336,6 +373,99 @@ std::optional<uint64_t> statistics_max(const parquet::FileMetaData& meta, const 
   return max;
 }
 
+// Parquet's token column is read by levels and values, kLevelBatch at a time, into the copy as
+// they come, its column chunk from the file kBufferBytes at a time (never a row group's, or a
+// row's, ids or bytes at once: Arrow's column reader would make
+// arrays of them, and a few bytes of dictionary or RLE runs, or a zstd page of zeros, decode to
+// billions). What one row group may decode to is bounded by what it holds in the file, not by
+// what its footer or page headers say (which a damaged or hostile file makes up): the ids
+// counted as they come, at most kMinUnitTokens, or kTokensPerStoredByte a byte of its column's
+// chunk (its compressed size, at most the file's) where that allows more. Real token columns
+// stay far below: rows of 5 ids padded to 8192 compress to about 500 ids a byte, a random
+// one's to 2 to 8 bytes an id. Arrow's own allocations for it (a page decompressed, its
+// dictionary) are capped at kMaxUnitRecordBytes by the pool its reader is given, whatever a
+// page header claims.
+constexpr uint64_t kMinUnitTokens = uint64_t{1} << 24;
+constexpr uint64_t kTokensPerStoredByte = 8192;
+constexpr int64_t kLevelBatch = int64_t{1} << 16;
+constexpr int64_t kBufferBytes = int64_t{4} << 20;
+
+// The definition level at which the list of Parquet leaf column `leaf` is present (an empty
+// row one below, a null row lower, a null id from it up to the leaf's largest), or -1 where the
+// column has not exactly one repeated node.
+int list_level(const parquet::ColumnDescriptor& leaf) {
+  std::vector<const parquet::schema::Node*> path;  // leaf to root, the root left out
+  for (const parquet::schema::Node* node = leaf.schema_node().get(); node && node->parent();
+       node = node->parent())
+    path.push_back(node);
+  int level = 0, list = -1, repeated = 0;
+  for (auto node = path.rbegin(); node != path.rend(); ++node) {
+    if (!(*node)->is_required()) ++level;
+    if ((*node)->is_repeated()) list = level, ++repeated;
+  }
+  return repeated == 1 ? list : -1;
+}
+
+// Appends the `rows` rows of row group column `column` (of physical type DType, its ids T: a
+// signed or unsigned view of its values), whose list is present at definition level `list`,
+// at most `limit` ids in all (for its `stored` bytes), or the error naming the row or the row
+// group.
+template <typename DType, typename T>
+Status decode_row_group(parquet::ColumnReader& column, int list, int64_t stored, int64_t rows,
+                        const Place& at, CopyWriter& out) {
+  const uint64_t limit =
+      std::max(kMinUnitTokens, kTokensPerStoredByte * static_cast<uint64_t>(stored));
+  static_assert(sizeof(T) == sizeof(typename DType::c_type));
+  auto& reader = static_cast<parquet::TypedColumnReader<DType>&>(column);
+  const int16_t full = column.descr()->max_definition_level();
+  std::vector<int16_t> defs(kLevelBatch), reps(kLevelBatch);
+  std::vector<typename DType::c_type> values(kLevelBatch);
+  const T* ids = reinterpret_cast<const T*>(values.data());
+  int64_t row = -1;  // the row being read
+  uint64_t count = 0;
+  while (column.HasNext()) {
+    int64_t got = 0;
+    const int64_t n = reader.ReadBatch(kLevelBatch, defs.data(), reps.data(), values.data(), &got);
+    if (n <= 0) break;
+    count += static_cast<uint64_t>(got);
+    if (count > limit)
+      return corrupt(fmt::format(
+          "{}: {} decodes to more than {} token ids, more than its {} bytes in the file may hold "
+          "({} a byte, at least {}): a decompression bomb or a damaged file",
+          at.file, at.unit, limit, stored, kTokensPerStoredByte, kMinUnitTokens));
+    int64_t begin = 0, next = 0;  // the values of the row being read in this batch
+    for (int64_t i = 0; i < n; ++i) {
+      if (reps[i] == 0) {
+        if (row >= 0) {
+          STOKER_RETURN_IF_ERROR(out.append_ids(ids + begin, next - begin, at, row));
+          out.end_row();
+        }
+        begin = next;
+        if (++row >= rows)
+          return corrupt(fmt::format("{}: {} holds more rows than its {}", at.file, at.unit, rows));
+      } else if (row < 0) {
+        return corrupt(fmt::format("{}: {} starts inside a row", at.file, at.unit));
+      }
+      if (defs[i] == full) {
+        ++next;
+      } else if (defs[i] >= list) {
+        return corrupt(
+            fmt::format("{}: a null token id at {}", at.row(row), out.row_length() + next - begin));
+      } else if (defs[i] < list - 1) {
+        return corrupt(fmt::format("{}: a null row, not a document's token ids", at.row(row)));
+      }
+    }
+    if (next != got)
+      return corrupt(fmt::format("{}: {} has {} values for {} ids", at.file, at.unit, got, next));
+    if (row >= 0) STOKER_RETURN_IF_ERROR(out.append_ids(ids + begin, next - begin, at, row));
+  }
+  if (row >= 0) out.end_row();
+  if (row + 1 != rows)
+    return corrupt(
+        fmt::format("{}: {} ends after {} of its {} rows", at.file, at.unit, row + 1, rows));
+  return Status::ok();
+}
+
 Status decode_parquet(const std::string& name, const std::string& column, CopyWriter& out) {
   auto refused = [&](const std::string& why) {
     return corrupt(fmt::format("{}: not a Parquet file stoker reads: {}", name, why));
@@ -344,40 +474,62 @@ Status decode_parquet(const std::string& name, const std::string& column, CopyWr
       arrow::io::ReadableFile::Open(name);
   if (!file.ok())
     return io_error(fmt::format("{}: {}", name, arrow_message(file.status().message().c_str())));
+  arrow::Result<int64_t> size = (*file)->GetSize();
+  if (!size.ok())
+    return io_error(fmt::format("{}: {}", name, arrow_message(size.status().message().c_str())));
+  ReadPool pool;
   try {
-    arrow::Result<std::unique_ptr<parquet::arrow::FileReader>> reader =
-        parquet::arrow::OpenFile(*file, arrow::default_memory_pool());
-    if (!reader.ok()) return refused(arrow_message(reader.status().message().c_str()));
+    parquet::ReaderProperties properties(&pool.capped);
+    properties.enable_buffered_stream();  // a column chunk read kBufferBytes at a time
+    properties.set_buffer_size(kBufferBytes);
+    parquet::arrow::FileReaderBuilder builder;
+    if (arrow::Status s = builder.Open(*file, properties); !s.ok())
+      return refused(arrow_message(s.message().c_str()));
+    std::unique_ptr<parquet::arrow::FileReader> reader;
+    if (arrow::Status s = builder.memory_pool(&pool.capped)->Build(&reader); !s.ok())
+      return refused(arrow_message(s.message().c_str()));
     std::shared_ptr<arrow::Schema> schema;
-    if (arrow::Status s = (*reader)->GetSchema(&schema); !s.ok())
+    if (arrow::Status s = reader->GetSchema(&schema); !s.ok())
       return refused(arrow_message(s.message().c_str()));
     STOKER_ASSIGN_OR_RETURN(int index, column_index(name, *schema, column));
-    const parquet::FileMetaData& meta = *(*reader)->parquet_reader()->metadata();
-    if (std::optional<uint64_t> max =
-            statistics_max(meta, column, *schema->field(index)->type()->field(0)->type()))
+    const arrow::DataType& items = *schema->field(index)->type()->field(0)->type();
+    parquet::ParquetFileReader& parquet_file = *reader->parquet_reader();
+    const parquet::FileMetaData& meta = *parquet_file.metadata();
+    const int leaf = column_leaf(*meta.schema(), column);
+    const int list = leaf < 0 ? -1 : list_level(*meta.schema()->Column(leaf));
+    const parquet::Type::type physical =
+        leaf < 0 ? parquet::Type::UNDEFINED : meta.schema()->Column(leaf)->physical_type();
+    if (list < 0 || (physical != parquet::Type::INT32 && physical != parquet::Type::INT64))
+      return refused(fmt::format("its column '{}' is not one list of integers", printable(column)));
+    if (std::optional<uint64_t> max = statistics_max(meta, leaf, items))
       STOKER_RETURN_IF_ERROR(out.widen_to(type_for(*max)));
+    const bool unsigned_ids = arrow::is_unsigned_integer(items.id());
     uint64_t first_row = 0;
     for (int g = 0; g < meta.num_row_groups(); ++g) {
-      // Arrow's reader makes room for the rows a row group claims: a damaged footer's trillions.
       const int64_t rows = meta.RowGroup(g)->num_rows();
       if (rows < 0 || rows > kMaxRowsPerUnit)
         return corrupt(fmt::format("{}: row group {} has {} rows, not 0 to {}", name, g, rows,
                                    kMaxRowsPerUnit));
-      Place at{name, first_row, fmt::format("row group {}", g)};
-      std::shared_ptr<arrow::ChunkedArray> chunks;
-      arrow::Status s;
-      try {  // Arrow's reader throws on some damaged pages
-        s = (*reader)->RowGroup(g)->Column(index)->Read(&chunks);
+      const Place at{name, first_row, fmt::format("row group {}", g)};
+      const int64_t stored = std::clamp<int64_t>(
+          meta.RowGroup(g)->ColumnChunk(leaf)->total_compressed_size(), 0, *size);
+      Status status = Status::ok();
+      try {  // Arrow's reader throws on damaged pages, and where its pool refuses
+        const std::shared_ptr<parquet::ColumnReader> chunk = parquet_file.RowGroup(g)->Column(leaf);
+        if (physical == parquet::Type::INT32)
+          status = unsigned_ids ? decode_row_group<parquet::Int32Type, uint32_t>(
+                                      *chunk, list, stored, rows, at, out)
+                                : decode_row_group<parquet::Int32Type, int32_t>(
+                                      *chunk, list, stored, rows, at, out);
+        else
+          status = unsigned_ids ? decode_row_group<parquet::Int64Type, uint64_t>(
+                                      *chunk, list, stored, rows, at, out)
+                                : decode_row_group<parquet::Int64Type, int64_t>(
+                                      *chunk, list, stored, rows, at, out);
       } catch (const std::exception& e) {
-        s = arrow::Status::Invalid(e.what());
+        status = corrupt(fmt::format("{}: row group {}: {}", name, g, arrow_message(e.what())));
       }
-      if (!s.ok())
-        return corrupt(
-            fmt::format("{}: row group {}: {}", name, g, arrow_message(s.message().c_str())));
-      for (const std::shared_ptr<arrow::Array>& chunk : chunks->chunks()) {
-        STOKER_RETURN_IF_ERROR(append_array(*chunk, at, out));
-        at.first_row += static_cast<uint64_t>(chunk->length());
-      }
+      STOKER_RETURN_IF_ERROR(status);
       first_row += static_cast<uint64_t>(rows);
     }
   } catch (const std::exception& e) {
@@ -389,6 +541,7 @@ Status decode_parquet(const std::string& name, const std::string& column, CopyWr
 // An Arrow IPC file, stream format (save_to_disk's) or file format (Feather v2), mapped, read a
 // record batch at a time.
 struct ArrowBatches {
+  std::shared_ptr<ReadPool> pool = std::make_shared<ReadPool>();  // outlives the readers
   std::shared_ptr<arrow::io::MemoryMappedFile> file;
   std::shared_ptr<arrow::Schema> schema;
   // The next batch (null at the end).
@@ -406,7 +559,9 @@ Result<ArrowBatches> open_arrow(const std::string& name) {
   if (!file.ok())
     return io_error(fmt::format("{}: {}", name, arrow_message(file.status().message().c_str())));
   out.file = *file;
-  if (auto reader = arrow::ipc::RecordBatchFileReader::Open(out.file); reader.ok()) {
+  arrow::ipc::IpcReadOptions options = arrow::ipc::IpcReadOptions::Defaults();
+  options.memory_pool = &out.pool->capped;
+  if (auto reader = arrow::ipc::RecordBatchFileReader::Open(out.file, options); reader.ok()) {
     out.schema = (*reader)->schema();
     out.next = [reader = *reader,
                 batch = 0]() mutable -> arrow::Result<std::shared_ptr<arrow::RecordBatch>> {
@@ -417,7 +572,7 @@ Result<ArrowBatches> open_arrow(const std::string& name) {
   }
   if (arrow::Status s = out.file->Seek(0); !s.ok())
     return arrow_refused(name, arrow_message(s.message().c_str()));
-  auto stream = arrow::ipc::RecordBatchStreamReader::Open(out.file);
+  auto stream = arrow::ipc::RecordBatchStreamReader::Open(out.file, options);
   if (!stream.ok()) return arrow_refused(name, arrow_message(stream.status().message().c_str()));
   out.schema = (*stream)->schema();
   out.next = [stream = *stream]() { return stream->Next(); };

@@ -5,7 +5,11 @@
 // sequence and one document per row, the rows of the files in order.
 //
 // The files are those `path` names (data_files.h: a file, a folder's, a glob's, sorted by name),
-// read in order, a row group or record batch at a time (memory: one of them, and 4 bytes a row).
+// read in order: an Arrow file a record batch at a time, a Parquet file 2^16 levels (and ids) at a
+// time, into the copy as they come (memory: a record batch, or a Parquet page and 4 MiB of its
+// column chunk; and 4 bytes a row). What Arrow allocates for one file's read at once (a page or
+// a body decompressed, a dictionary) is capped at 1 GiB (kMaxUnitRecordBytes) in a pool of its
+// own: an Arrow record batch of more, compressed, is refused (write smaller batches).
 //
 // Arrow files read in place: where every record batch of every file holds the column's ids
 // uncompressed (no IPC body compression: Arrow's reader over the mapped file gives the ids'
@@ -36,7 +40,10 @@
 // record batch): no such column, a column that is not a list of integers, a null row or id, an id
 // below 0 or above int64's largest (a copy's), a file that is not Parquet or Arrow or is damaged
 // (cut short, its metadata or offsets wrong, a row group of more than 2^20 rows,
-// kMaxRowsPerUnit), a file changed while it was decoded or read;
+// kMaxRowsPerUnit), a Parquet row group decoding to more token ids than its bytes may hold
+// (a decompression bomb: more than 8192 ids a byte of its column's chunk, or than 2^24 where
+// that allows fewer; counted as they come, whatever its footer or page headers say), Arrow's
+// allocations for a read past their cap, a file changed while it was decoded or read;
 // nothing is left in the cache then. Local files only. Functions;
 // thread-safe, and safe across processes.
 

@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "stoker/store/import/token_source.h"
+#include "stoker/testing/build_paths.h"
 #include "stoker/testing/temp_dir.h"
 #include "stoker/util/atomic_file.h"
 
@@ -133,6 +134,49 @@ TEST_F(TokenColumnTest, ARowGroupOfMoreThanAMillionRowsIsRefused) {
   ASSERT_EQ(std::system(command.c_str()), 0) << command;
   EXPECT_EQ(token_column(path, "input_ids", cache()).status().message(),
             path + ": row group 0 has 1048577 rows, not 0 to 1048576");
+}
+
+// Kilobytes of this process's status line `field` ("VmRSS", "VmHWM").
+int64_t status_kb(const std::string& field) {
+  std::ifstream in("/proc/self/status");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind(field + ":", 0) == 0) return std::stoll(line.substr(field.size() + 1));
+  return -1;
+}
+
+// A file of 559 bytes whose one row's dictionary and RLE runs (70 bytes) decode to 2^27 - 16 int64
+// ids (1 GiB; python/tests/token_bombs.py) is refused after 2^24 ids, naming the file, the row
+// group and the limit, without making room for them (Arrow's reader of the whole row group
+// grew by 2.6 GB); one of 2^24 ids, the limit, is read whole (issue 64).
+TEST_F(TokenColumnTest, ARowGroupDecodingToFarMoreThanItsBytesMayHoldIsRefused) {
+  auto bomb = [&](const std::string& name, int64_t count) {
+    const std::string path = tmp_.path() + "/" + name + ".parquet";
+    const std::string command = std::string(STOKER_PYTHON) + " " + testing::kSourceDir +
+                                "/python/tests/token_bombs.py " + path + " " +
+                                std::to_string(count);
+    EXPECT_EQ(std::system(command.c_str()), 0) << command;
+    return path;
+  };
+  const std::string path = bomb("bomb", (int64_t{1} << 27) - 16);
+  std::ofstream("/proc/self/clear_refs") << "5";  // VmHWM from here
+  const int64_t before = status_kb("VmRSS");
+  const Status status = token_column(path, "input_ids", cache()).status();
+  const int64_t peak = status_kb("VmHWM");
+  EXPECT_EQ(status.message(),
+            path +
+                ": row group 0 decodes to more than 16777216 token ids, more than its 70 bytes in "
+                "the file may hold (8192 a byte, at least 16777216): a decompression bomb or a "
+                "damaged file");
+  EXPECT_TRUE(std::filesystem::is_empty(cache() + "/token-columns"));
+  ASSERT_GT(before, 0);
+  EXPECT_LT(peak - before, 64 << 10) << "KB more at the peak than before";
+
+  const std::string under = bomb("under", int64_t{1} << 24);
+  const TokenColumn column = token_column(under, "input_ids", cache()).value_or_throw();
+  const std::string bin = read_bytes(column.prefix + ".bin");
+  ASSERT_EQ(bin.size(), size_t{2} << 24);  // uint16
+  const std::vector<uint16_t> want(size_t{1} << 24, 7);
+  EXPECT_EQ(std::memcmp(bin.data(), want.data(), bin.size()), 0);
 }
 
 TEST_F(TokenColumnTest, UncompressedArrowIsReadInPlaceASpanARecordBatch) {
