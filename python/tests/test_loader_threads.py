@@ -1,5 +1,6 @@
 """stoker.Loader and threads: the GIL is released while waiting, Ctrl-C stops a wait cleanly,
-misuse from a second thread raises instead of racing, separate loaders run side by side."""
+misuse from a second thread raises instead of racing, separate loaders run side by side, a
+daemon thread iterating as the interpreter ends does not abort the process."""
 
 import os
 import signal

@@ -17,7 +17,6 @@
 //   ends the thread: util/park_on_thread_exit.h parks it there. That needs libstdc++; with
 //   another C++ library only the look is left, and the window after it.
 
-#include <Python.h>
 #include <pybind11/pybind11.h>
 
 #include <optional>
