@@ -10,6 +10,7 @@
 #include "stoker/image/image_header.h"
 #include "stoker/image/resample.h"
 #include "stoker/image/torch_float_resize.h"
+#include "stoker/python/released_gil.h"
 #include "stoker/store/image_record.h"
 #include "stoker/util/checksum.h"
 
@@ -79,7 +80,7 @@ py::dict image_info(const py::buffer& data, bool check) {
   Result<ChannelStatistics> statistics = invalid_argument("not decoded");
   uint64_t checksum = 0;
   {
-    py::gil_scoped_release no_gil;
+    ReleasedGil no_gil;
     header = image::read_image_header(bytes);
     if (header.is_ok() && check) {
       image::DecodeBuffer scratch;

@@ -18,6 +18,8 @@
 #include <optional>
 #include <thread>
 
+#include "stoker/python/released_gil.h"
+
 namespace stoker::python {
 
 inline constexpr std::chrono::milliseconds kInterruptCheck{100};
@@ -33,7 +35,7 @@ T interruptible(const std::function<T(const std::function<bool()>& cancelled)>& 
   std::condition_variable finished;
   bool done = false;
   {
-    py::gil_scoped_release no_gil;
+    ReleasedGil no_gil;
     std::thread worker([&] {
       try {
         result.emplace(call([&] { return interrupted.load(); }));
@@ -49,7 +51,7 @@ T interruptible(const std::function<T(const std::function<bool()>& cancelled)>& 
       if (raised) continue;
       lock.unlock();
       {
-        py::gil_scoped_acquire gil;
+        HeldGil gil;
         if (PyErr_CheckSignals() != 0) raised = std::make_unique<py::error_already_set>();
       }
       if (raised) interrupted = true;

@@ -33,6 +33,7 @@
 #include "stoker/python/interruptible.h"
 #include "stoker/python/op_binding.h"
 #include "stoker/python/pinned_allocator.h"
+#include "stoker/python/released_gil.h"
 #include "stoker/python/sigint_cancelled.h"
 #include "stoker/python/sigint_watch.h"
 #include "stoker/store/data_identity.h"
@@ -401,7 +402,7 @@ class BoundLoader {
   py::list file_blocks() const {
     std::vector<FileBlock> blocks;
     {
-      py::gil_scoped_release release;  // an image folder's files are stat'ed
+      ReleasedGil release;  // an image folder's files are stat'ed
       blocks = stoker::file_blocks(shared_->dataset->source()).value_or_throw();
     }
     py::list out;
@@ -626,7 +627,7 @@ class BoundEpoch {
     LoaderCore::Epoch::Next got;
     do {
       {
-        py::gil_scoped_release release;
+        ReleasedGil release;
         got = epoch_->next_for(batch_, kSignalCheckInterval, SigintWatch::tripped);
       }
       if (got == LoaderCore::Epoch::Next::kTimedOut && PyErr_CheckSignals() != 0)
@@ -705,16 +706,11 @@ class BoundEpoch {
   void end_epoch() {
     watch_.reset();
     if (!epoch_) return;
-#if PY_VERSION_HEX >= 0x030D0000
-    const bool finalizing = Py_IsFinalizing();
-#else
-    const bool finalizing = _Py_IsFinalizing();
-#endif
-    if (PyGILState_Check() == 0 || finalizing) {
+    if (PyGILState_Check() == 0 || interpreter_finalizing()) {
       epoch_.reset();
       return;
     }
-    py::gil_scoped_release release;
+    ReleasedGil release;
     epoch_.reset();
   }
 };

@@ -9,6 +9,7 @@
 
 #include <functional>
 
+#include "stoker/python/released_gil.h"
 #include "stoker/python/sigint_watch.h"
 #include "stoker/util/cancel_scope.h"
 #include "stoker/util/status.h"
@@ -21,7 +22,7 @@ auto cancelled_by_sigint(const Call& call) {
   try {
     SigintWatch watch;
     SigintWatch::arm();  // a nested watch (an inline epoch's) may hold an earlier SIGINT
-    pybind11::gil_scoped_release release;
+    ReleasedGil release;
     CancelScope scope(&tripped);
     return call();
   } catch (const Error& e) {

@@ -16,6 +16,7 @@
 #include "stoker/python/data_access_arguments.h"
 #include "stoker/python/op_binding.h"
 #include "stoker/python/py_text.h"
+#include "stoker/python/released_gil.h"
 #include "stoker/store/data_location.h"
 #include "stoker/store/dataset_check.h"
 #include "stoker/store/dataset_summary.h"
@@ -59,7 +60,7 @@ class PythonPoll {
     const Clock::time_point now = Clock::now();
     if (!force && now - last_ < kPollInterval) return false;
     last_ = now;
-    py::gil_scoped_acquire gil;
+    HeldGil gil;
     try {
       if (PyErr_CheckSignals() != 0) throw py::error_already_set();
       if (!progress_.is_none()) progress_(done, total);
@@ -71,7 +72,7 @@ class PythonPoll {
   // Runs `call()` with the GIL, keeping an exception it raises; not after one was kept.
   template <typename Call>
   void with_gil(Call&& call) {
-    py::gil_scoped_acquire gil;
+    HeldGil gil;
     if (error_) return;
     try {
       call();
@@ -105,12 +106,12 @@ uint64_t import_idx_files(std::string images, std::string labels, std::string ou
   options.out = std::move(out);
   options.shard_bytes = shard_bytes;
   options.class_names = std::move(class_names);
-  py::gil_scoped_release no_gil;
+  ReleasedGil no_gil;
   return import_idx(options).value_or_throw();
 }
 
 void convert_fashion_mnist_files(const std::string& src, const std::string& out) {
-  py::gil_scoped_release no_gil;
+  ReleasedGil no_gil;
   throw_if_error(convert_fashion_mnist(src, out, /*skip_existing=*/false));
 }
 
@@ -120,7 +121,7 @@ std::pair<uint64_t, uint64_t> import_cifar10_files(std::string src, std::string 
   options.src = std::move(src);
   options.out = std::move(out);
   options.shard_bytes = shard_bytes;
-  py::gil_scoped_release no_gil;
+  ReleasedGil no_gil;
   const Cifar10ImportCounts counts = import_cifar10(options).value_or_throw();
   return {counts.train, counts.test};
 }
@@ -151,7 +152,7 @@ py::dict import_image_folder_files(std::string src, std::string out, bool keep_o
   };
   std::optional<Result<ImageFolderImportSummary>> result;
   {
-    py::gil_scoped_release no_gil;
+    ReleasedGil no_gil;
     result.emplace(import_image_folder(options));
   }
   poll.rethrow();  // Ctrl-C, or a callable that raised, stopped the import
@@ -176,7 +177,7 @@ template <typename Import, typename Options>
 auto run_import(Import import, const Options& options, PythonPoll& poll) {
   std::optional<decltype(import(options))> result;
   {
-    py::gil_scoped_release no_gil;
+    ReleasedGil no_gil;
     result.emplace(import(options));
   }
   poll.rethrow();
@@ -273,7 +274,7 @@ py::tuple inspect_json(const std::string& path, const DataAccessOptions& access,
   DataLocation where;
   nlohmann::json out;
   {
-    py::gil_scoped_release no_gil;
+    ReleasedGil no_gil;
     where = locate_source(path, source, params);
     nlohmann::json all = nlohmann::json::array();
     for (const std::string& dir : where.datasets) {
@@ -300,7 +301,7 @@ py::list verify_datasets(const std::string& path, const DataAccessOptions& acces
   install_mapped_read_fault_handler();  // again, if another handler replaced it since import
   DataLocation where;
   {
-    py::gil_scoped_release no_gil;
+    ReleasedGil no_gil;
     where = locate_source(path, source, params);
   }
   py::list reports;
@@ -310,7 +311,7 @@ py::list verify_datasets(const std::string& path, const DataAccessOptions& acces
     std::vector<std::string> errors;
     uint64_t bad = 0;
     {
-      py::gil_scoped_release no_gil;
+      ReleasedGil no_gil;
       dataset =
           remote::open_dataset(dir, access, remote::kShardByShard, source, params).value_or_throw();
       MappedReadGuard guard;
@@ -355,7 +356,7 @@ std::unique_ptr<remote::ObjectStore> push_store(const remote::RemoteUrl& url) {
 
 // Checks before a conversion that ends in a push that the push can start.
 void check_push_target(const std::string& url) {
-  py::gil_scoped_release no_gil;
+  ReleasedGil no_gil;
   push_store(remote::parse_remote_url(url).value_or_throw());
 }
 
@@ -364,7 +365,7 @@ void check_push_target(const std::string& url) {
 py::dict push_dataset(const std::string& path, const std::string& url_text, bool prune) {
   remote::PushSummary summary;
   {
-    py::gil_scoped_release no_gil;
+    ReleasedGil no_gil;
     const remote::RemoteUrl url = remote::parse_remote_url(url_text).value_or_throw();
     remote::PushOptions options;
     options.prune = prune;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "stoker/python/released_gil.h"
 #include "stoker/util/status.h"
 #include "stoker/video/frame_decoder.h"
 #include "stoker/video/video_clips.h"
@@ -19,7 +20,7 @@ namespace {
 video::VideoIndex read_index(const std::string& path) {
   Result<video::VideoIndex> index = invalid_argument("unread");
   {
-    py::gil_scoped_release no_gil;
+    ReleasedGil no_gil;
     index = video::read_video_index(path);
   }
   throw_if_error(index.status());
@@ -60,7 +61,7 @@ py::array_t<uint8_t> decode_video_frames(const std::string& path,
   video::VideoIndex index;
   Status status;
   {
-    py::gil_scoped_release no_gil;
+    ReleasedGil no_gil;
     Result<video::VideoIndex> read = video::read_video_index(path);
     status = read.status();
     if (read.is_ok()) {
@@ -88,7 +89,7 @@ int64_t video_frames_decoded(const std::string& path, const std::vector<int64_t>
   int64_t decoded = 0;
   Status status;
   {
-    py::gil_scoped_release no_gil;
+    ReleasedGil no_gil;
     Result<video::VideoIndex> index = video::read_video_index(path);
     Result<video::VideoFrameDecoder> decoder =
         index.is_ok() ? video::VideoFrameDecoder::open(index.value()) : index.status();

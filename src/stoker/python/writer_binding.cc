@@ -19,6 +19,7 @@
 #include "stoker/python/busy_scope.h"
 #include "stoker/python/image_binding.h"
 #include "stoker/python/py_text.h"
+#include "stoker/python/released_gil.h"
 #include "stoker/store/dataset_writer.h"
 #include "stoker/store/image_record.h"
 #include "stoker/store/record_encoder.h"
@@ -193,7 +194,7 @@ class NativeDatasetWriter {
     const bool decode = image_field_ >= 0 && !pixels;
     Status status;
     {
-      std::optional<py::gil_scoped_release> no_gil;
+      std::optional<ReleasedGil> no_gil;
       if (decode || bytes >= kReleaseGilBytes) no_gil.emplace();
       if (decode) {
         const FieldValue& image = values_[image_field_];
@@ -222,7 +223,7 @@ class NativeDatasetWriter {
     check_open();
     Status status;
     {
-      py::gil_scoped_release no_gil;
+      ReleasedGil no_gil;
       status = writer_->finish();
     }
     if (!status.is_ok()) {
@@ -235,7 +236,7 @@ class NativeDatasetWriter {
   void abort() {
     BusyScope busy(busy_, kWriterBusy);
     if (finished_) return;
-    py::gil_scoped_release no_gil;
+    ReleasedGil no_gil;
     writer_.reset();
   }
 
