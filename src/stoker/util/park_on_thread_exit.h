@@ -4,15 +4,12 @@
 // the unwinding goes no further. For a call that cannot be unwound through: one in a noexcept
 // frame (a destructor), where the forced unwind makes std::terminate abort the process. The
 // Python interpreter ends so a thread that takes the GIL back while it finalizes
-// (python/released_gil.h). glibc unwinds pthread_exit as abi::__forced_unwind, which libstdc++
-// names; with another C++ library the call is made as it is. Any other exception passes.
+// (python/released_gil.h). glibc unwinds pthread_exit as a foreign exception (abi::__forced_unwind
+// to libstdc++); with another C++ library the call is made as it is. Any other exception passes.
 
 #include <condition_variable>
+#include <exception>
 #include <mutex>
-
-#if defined(__GLIBCXX__)
-#include <cxxabi.h>
-#endif
 
 namespace stoker {
 
@@ -29,8 +26,12 @@ void call_or_park(const Call& call, const Park& park) {
 #if defined(__GLIBCXX__)
   try {
     call();
-  } catch (abi::__forced_unwind&) {
-    park();  // never returns: leaving the handler would end the thread's exit, which aborts
+  } catch (...) {
+    // A forced unwind is a foreign exception, which current_exception cannot hold; catching
+    // it by its name, abi::__forced_unwind&, binds a reference to null, which UBSan refuses.
+    if (!std::current_exception())
+      park();  // never returns: leaving the handler would end the thread's exit, which aborts
+    throw;
   }
 #else
   call();
