@@ -1,11 +1,12 @@
 // The commands on a folder of class folders of videos (a video folder, recognised by `auto`):
 // inspect shows each video's facts, verify indexes and decodes each and names the bad ones one
-// line each, bench loader says what its clips cost in decoded frames, train learns its classes
-// with video_cnn and refuses what does not fit clips in one line. Skipped in a build without
-// video (STOKER_TEST_VIDEO).
+// line each, bench loader and doctor say what its clips cost in decoded frames, train learns its
+// classes with video_cnn and refuses what does not fit clips in one line. Skipped in a build
+// without video (STOKER_TEST_VIDEO).
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -255,6 +256,32 @@ TEST_F(VideoCliTest, TrainKeepsItsVideosIndexesInTheCacheFolderForTheNextRun) {
   const RunResult second = stoker(train);
   ASSERT_EQ(second.exit_code, 0) << second.err;
   EXPECT_EQ(saved(), indexes);
+}
+
+// doctor on videos says what decoding clips from keyframes costs: frames out of the decoder per
+// frame delivered, over its loader-alone run, in its text and its JSON (issue 63, point 3).
+TEST_F(VideoCliTest, DoctorSaysTheFramesDecodedPerFrameDelivered) {
+  const std::string doctor =
+      "doctor --model video_cnn --frames 4 --frame-step 8 --image-size 32 --batch 3 --workers 1 "
+      "--steps 2 --seconds 0.1 --data " +
+      good_folder();
+  const RunResult text = stoker(doctor);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("frames decoded"), std::string::npos) << text.out;
+  const RunResult json = stoker(doctor + " --json");
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const std::string fact = nlohmann::json::parse(json.out).at("facts").at("frames decoded");
+  double ratio = 0;
+  long long decoded = 0, delivered = 0;
+  ASSERT_EQ(std::sscanf(fact.c_str(), "%lf per frame delivered (%lld for %lld", &ratio, &decoded,
+                        &delivered),
+            3)
+      << fact;
+  EXPECT_GT(delivered, 0);
+  EXPECT_EQ(delivered % 4, 0) << "4 frames a clip";
+  // Clips 8 frames apart in a GOP of 12 and one of 250 decode more than they deliver.
+  EXPECT_GT(decoded, delivered);
+  EXPECT_NEAR(ratio, static_cast<double>(decoded) / delivered, 0.01);
 }
 
 // An image model and options for images are refused in one line naming the data; so are

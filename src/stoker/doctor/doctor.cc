@@ -39,6 +39,8 @@ struct Window {
   std::vector<ReportPoint> throughput;  // samples/s over the run's time, warm-up included
   c10::Device device{c10::kCPU};        // the run's, resolved by the Trainer
   std::string note;                     // what the train data's source noted (new_notes_line)
+  int64_t frames_decoded = 0;           // clips' frames (decode_clip) over the whole run
+  int64_t frames_delivered = 0;
 };
 
 // The step a measured run repeats: data_step, resident_step or train_step (step_runner.h).
@@ -91,6 +93,8 @@ Window measure(TrainerOptions run, Step step, DoctorOptions o, Tracer& tracer,
   w.tuning = setup->loader->tuning();
   w.throughput = throughput.points();
   w.note = new_notes_line(setup->train_data->source().stats(), 0);
+  w.frames_decoded = setup->loader->stats().video_frames_decoded.load();
+  w.frames_delivered = setup->loader->stats().video_frames_delivered.load();
   return w;
 }
 
@@ -126,6 +130,7 @@ DoctorResult run_doctor(const TrainerOptions& run, const DoctorOptions& options)
   DoctorResult result;
   DoctorMeasurements& m = result.measurements;
   std::optional<TuningReport> tuning;  // of the last run
+  Window clips;                        // the loader alone's clip frames
   c10::Device device(c10::kCPU);       // of the last run
   // Each run on a Tracer of its own, the training loop on the caller's if given.
   auto phase = [&](const std::string& name, const TrainerOptions& r, Step step,
@@ -142,6 +147,7 @@ DoctorResult run_doctor(const TrainerOptions& run, const DoctorOptions& options)
     }
     tuning = w.tuning;
     device = w.device;
+    if (result.phases.empty()) clips = w;
     // Each run opens the data anew: a note (a cached file rebuilt) is the first run's.
     if (!w.note.empty() &&
         std::find(result.notes.begin(), result.notes.end(), w.note) == result.notes.end())
@@ -216,6 +222,14 @@ DoctorResult run_doctor(const TrainerOptions& run, const DoctorOptions& options)
   };
   if (m.sample_cost_us > 0)
     result.facts.emplace_back("synthetic sample cost", fmt::format("{} us", m.sample_cost_us));
+  // What decoding clips from keyframes costs (issue 63): frames out of the decoder per frame a
+  // clip holds, over the loader alone's run.
+  if (clips.frames_delivered > 0)
+    result.facts.emplace_back(
+        "frames decoded",
+        fmt::format("{:.2f} per frame delivered ({} for {}, the loader alone)",
+                    static_cast<double>(clips.frames_decoded) / clips.frames_delivered,
+                    clips.frames_decoded, clips.frames_delivered));
   return result;
 }
 
