@@ -254,3 +254,19 @@ def test_the_interpreter_exits_while_a_daemon_thread_iterates_a_loader(labelled)
                              capture_output=True, text=True, timeout=120)
         assert run.returncode == 0, run.stderr
         assert (run.stdout, run.stderr) == ("done\n", "")
+
+
+def test_the_extension_releases_and_takes_the_gil_only_through_its_guards():
+    """Every GIL release and re-take in the extension's sources goes through released_gil.h's
+    ReleasedGil/HeldGil (a plain pybind11 guard aborts the process when its thread comes back
+    for the GIL as the interpreter ends)."""
+    sources = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src",
+                           "stoker", "python")
+    plain = []
+    for name in sorted(os.listdir(sources)):
+        if name.endswith((".cc", ".h")) and name != "released_gil.h":
+            with open(os.path.join(sources, name)) as f:
+                for number, line in enumerate(f, 1):
+                    if "gil_scoped_release" in line or "gil_scoped_acquire" in line:
+                        plain.append(f"{name}:{number}")
+    assert plain == []
