@@ -164,8 +164,7 @@ def _serve(thread: StepThread, works: queue.SimpleQueue, changed: threading.Cond
             del work
             if not going_on:
                 return
-            _park_if_exiting(thread)
-            thread.idle = True
+            thread.idle = True  # at exit it waits here, or parks in its next _run
     finally:
         _running.discard(thread)
 
