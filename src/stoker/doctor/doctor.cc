@@ -130,8 +130,9 @@ DoctorResult run_doctor(const TrainerOptions& run, const DoctorOptions& options)
   DoctorResult result;
   DoctorMeasurements& m = result.measurements;
   std::optional<TuningReport> tuning;  // of the last run
-  Window clips;                        // the loader alone's clip frames
-  c10::Device device(c10::kCPU);       // of the last run
+  int64_t frames_decoded = 0;          // clips' frames over the loader alone's run
+  int64_t frames_delivered = 0;
+  c10::Device device(c10::kCPU);  // of the last run
   // Each run on a Tracer of its own, the training loop on the caller's if given.
   auto phase = [&](const std::string& name, const TrainerOptions& r, Step step,
                    Tracer* given = nullptr) {
@@ -147,7 +148,10 @@ DoctorResult run_doctor(const TrainerOptions& run, const DoctorOptions& options)
     }
     tuning = w.tuning;
     device = w.device;
-    if (result.phases.empty()) clips = w;
+    if (result.phases.empty()) {
+      frames_decoded = w.frames_decoded;
+      frames_delivered = w.frames_delivered;
+    }
     // Each run opens the data anew: a note (a cached file rebuilt) is the first run's.
     if (!w.note.empty() &&
         std::find(result.notes.begin(), result.notes.end(), w.note) == result.notes.end())
@@ -224,12 +228,11 @@ DoctorResult run_doctor(const TrainerOptions& run, const DoctorOptions& options)
     result.facts.emplace_back("synthetic sample cost", fmt::format("{} us", m.sample_cost_us));
   // What decoding clips from keyframes costs (issue 63): frames out of the decoder per frame a
   // clip holds, over the loader alone's run.
-  if (clips.frames_delivered > 0)
+  if (frames_delivered > 0)
     result.facts.emplace_back(
-        "frames decoded",
-        fmt::format("{:.2f} per frame delivered ({} for {}, the loader alone)",
-                    static_cast<double>(clips.frames_decoded) / clips.frames_delivered,
-                    clips.frames_decoded, clips.frames_delivered));
+        "frames decoded", fmt::format("{:.2f} per frame delivered ({} for {}, the loader alone)",
+                                      static_cast<double>(frames_decoded) / frames_delivered,
+                                      frames_decoded, frames_delivered));
   return result;
 }
 
