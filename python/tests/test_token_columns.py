@@ -289,6 +289,18 @@ print(kb("VmHWM") - before)
 """
 
 
+def opened_in_a_child(path, tmp_path):
+    """(stoker's error opening token column file `path`, or "opened"; the KB its peak memory grew
+    by) in a new process, its first loader's setup done before."""
+    warm = tmp_path / "warm.bin"
+    np.arange(4 * L, dtype=np.uint16).tofile(warm)
+    run = subprocess.run([sys.executable, "-c", PEAK, str(path), str(warm), *sys.path],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    message, grown = run.stdout.splitlines()
+    return message, int(grown)
+
+
 def test_a_row_group_decoding_to_far_more_than_its_bytes_may_hold_is_refused(tmp_path, cache):
     """A file of a few hundred bytes whose one row's dictionary and RLE runs decode to 2^27 - 16
     int64 ids (1 GiB, token_bombs.py): one line naming the file, the row group and the limit
@@ -299,16 +311,11 @@ def test_a_row_group_decoding_to_far_more_than_its_bytes_may_hold_is_refused(tmp
     bomb = tmp_path / "bomb.parquet"
     write_bomb(bomb, (1 << 27) - 16)
     assert bomb.stat().st_size < 1000
-    warm = tmp_path / "warm.bin"
-    np.arange(4 * L, dtype=np.uint16).tofile(warm)
-    run = subprocess.run([sys.executable, "-c", PEAK, str(bomb), str(warm), *sys.path],
-                         capture_output=True, text=True, timeout=120)
-    assert run.returncode == 0, run.stderr
-    message, grown = run.stdout.splitlines()
+    message, grown = opened_in_a_child(bomb, tmp_path)
     assert message == (f"{bomb}: row group 0 decodes to more than 16777216 token ids, more than "
                        "its 70 bytes in the file may hold (8192 a byte, at least 16777216): a "
                        "decompression bomb or a damaged file")
-    assert int(grown) < 64 << 10, f"{grown} KB more at the peak than before (the ids: 1 GiB)"
+    assert grown < 64 << 10, f"{grown} KB more at the peak than before (the ids: 1 GiB)"
     assert copies(cache) == {}
     under = tmp_path / "under.parquet"
     write_bomb(under, 1 << 24)
@@ -320,6 +327,41 @@ def test_a_row_group_decoding_to_far_more_than_its_bytes_may_hold_is_refused(tmp
     got = np.concatenate([batch["input_ids"].numpy().ravel() for batch in loader])
     assert len(got) == (len(ids) - 1) // (1 << 16) * (1 << 16) > 0  # samples of seq_len + 1
     np.testing.assert_array_equal(got, ids[:len(got)])
+
+
+def test_a_page_whose_header_claims_more_than_a_gib_is_refused_before_it_is_read(tmp_path, cache):
+    """A Parquet page header claiming 1 GiB more than its page holds (token_bombs.py): one line
+    naming the file, the row group, the bytes asked and the cap; Arrow's buffer for the page never
+    allocated (the process's peak grows by far less); nothing left in the cache (issue 64)."""
+    from token_bombs import write_page_claim
+    claim = tmp_path / "claim.parquet"
+    claimed = write_page_claim(claim)
+    assert claim.stat().st_size < 64 << 10
+    message, grown = opened_in_a_child(claim, tmp_path)
+    asked = int(message.split(" takes ")[1].split()[0]) if " takes " in message else 0
+    assert claimed <= asked < claimed + 64, message  # Arrow's buffer: the claim, 64-byte padded
+    assert message == (f"{claim}: row group 0: reading it takes {asked} bytes at once, more "
+                       f"than the {1 << 30} stoker gives one read: a decompression bomb or a "
+                       "damaged file (or write smaller pages)")
+    assert grown < 64 << 10, f"{grown} KB more at the peak than before (the claim: 1.1 GiB)"
+    assert copies(cache) == {}
+
+
+def test_an_arrow_batch_decompressing_to_more_than_a_gib_is_refused(tmp_path, cache):
+    """An Arrow IPC file of a few KB whose one ZSTD record batch decompresses to 1 GiB + 8 MiB of
+    ids (token_bombs.py): one line naming the file, the record batch, the bytes asked and the
+    cap, in a process whose peak memory grows by far less; nothing left in the cache (issue
+    64)."""
+    from token_bombs import write_arrow_bomb
+    bomb = tmp_path / "bomb.arrow"
+    ids_bytes = write_arrow_bomb(bomb)
+    assert bomb.stat().st_size < 64 << 10
+    message, grown = opened_in_a_child(bomb, tmp_path)
+    assert message == (f"{bomb}: record batch 0: reading it takes {ids_bytes} bytes at once, more "
+                       f"than the {1 << 30} stoker gives one read: a decompression bomb or a "
+                       "damaged file (or write smaller record batches)")
+    assert grown < 64 << 10, f"{grown} KB more at the peak than before (the ids: 1 GiB)"
+    assert copies(cache) == {}
 
 
 def test_a_file_changed_after_the_loader_opened_fails_its_batch(tmp_path, cache):

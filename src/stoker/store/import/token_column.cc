@@ -25,6 +25,7 @@
 #include <filesystem>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <utility>
 
 #include "stoker/store/import/data_files.h"
@@ -330,13 +331,52 @@ Status append_array(const arrow::Array& lists, const Place& place, CopyWriter& o
                                place, out);
 }
 
+// Arrow's CappedMemoryPool, remembering the largest allocation it refused for its cap (not one
+// the pool it wraps failed): what the read's error then says.
+class RefusingPool : public arrow::CappedMemoryPool {
+ public:
+  RefusingPool(arrow::MemoryPool* wrapped, int64_t limit)
+      : CappedMemoryPool(wrapped, limit), limit_(limit) {}
+  using MemoryPool::Allocate;
+  using MemoryPool::Reallocate;
+  arrow::Status Allocate(int64_t size, int64_t alignment, uint8_t** out) override {
+    return noted(size, CappedMemoryPool::Allocate(size, alignment, out));
+  }
+  arrow::Status Reallocate(int64_t old_size, int64_t new_size, int64_t alignment,
+                           uint8_t** ptr) override {
+    return noted(new_size - old_size,
+                 CappedMemoryPool::Reallocate(old_size, new_size, alignment, ptr));
+  }
+  int64_t refused() const { return refused_; }
+
+ private:
+  arrow::Status noted(int64_t more, arrow::Status status) {
+    if (status.IsOutOfMemory() && bytes_allocated() + more > limit_)
+      refused_ = std::max(refused_, more);
+    return status;
+  }
+  const int64_t limit_;
+  int64_t refused_ = 0;
+};
+
 // The memory pool of one file's read: what Arrow allocates for it at once (a Parquet page or an
 // Arrow record batch's bodies decompressed, a dictionary) refused past kMaxUnitRecordBytes,
 // whatever a page header or a body's length claims, counted apart from the process's other
 // Arrow allocations (CappedMemoryPool alone would count those of the pool it wraps).
 struct ReadPool {
   arrow::ProxyMemoryPool counted{arrow::default_memory_pool()};
-  arrow::CappedMemoryPool capped{&counted, static_cast<int64_t>(kMaxUnitRecordBytes)};
+  RefusingPool capped{&counted, static_cast<int64_t>(kMaxUnitRecordBytes)};
+
+  // The error of `unit` (of file `name`, made of `smaller`s) where the cap refused an
+  // allocation of its read; nullopt where it did not.
+  std::optional<Status> refusal(const std::string& name, const std::string& unit,
+                                const std::string& smaller) const {
+    if (capped.refused() == 0) return std::nullopt;
+    return corrupt(fmt::format(
+        "{}: {}: reading it takes {} bytes at once, more than the {} stoker gives one read: a "
+        "decompression bomb or a damaged file (or write smaller {})",
+        name, unit, capped.refused(), kMaxUnitRecordBytes, smaller));
+  }
 };
 
 // The leaf column of Parquet column `column` (a list's: its only leaf), or -1 where it has none
@@ -527,7 +567,9 @@ Status decode_parquet(const std::string& name, const std::string& column, CopyWr
                                 : decode_row_group<parquet::Int64Type, int64_t>(
                                       *chunk, list, stored, rows, at, out);
       } catch (const std::exception& e) {
-        status = corrupt(fmt::format("{}: row group {}: {}", name, g, arrow_message(e.what())));
+        status = pool.refusal(name, at.unit, "pages")
+                     .value_or(corrupt(
+                         fmt::format("{}: row group {}: {}", name, g, arrow_message(e.what()))));
       }
       STOKER_RETURN_IF_ERROR(status);
       first_row += static_cast<uint64_t>(rows);
@@ -587,8 +629,9 @@ Status each_arrow_batch(const std::string& name, ArrowBatches& batches, int inde
     const std::string unit = fmt::format("record batch {}", batch);
     arrow::Result<std::shared_ptr<arrow::RecordBatch>> got = batches.next();
     if (!got.ok())
-      return arrow_refused(
-          name, fmt::format("{}: {}", unit, arrow_message(got.status().message().c_str())));
+      return batches.pool->refusal(name, unit, "record batches")
+          .value_or(arrow_refused(
+              name, fmt::format("{}: {}", unit, arrow_message(got.status().message().c_str()))));
     if (!*got) return Status::ok();
     STOKER_RETURN_IF_ERROR(each(*(*got)->column(index), {name, first_row, unit}));
     first_row += static_cast<uint64_t>((*got)->num_rows());

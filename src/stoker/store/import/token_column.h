@@ -9,7 +9,9 @@
 // time, into the copy as they come (memory: a record batch, or a Parquet page and 4 MiB of its
 // column chunk; and 4 bytes a row). What Arrow allocates for one file's read at once (a page or
 // a body decompressed, a dictionary) is capped at 1 GiB (kMaxUnitRecordBytes) in a pool of its
-// own: an Arrow record batch of more, compressed, is refused (write smaller batches).
+// own: an Arrow record batch of more, compressed, or a Parquet page (or one whose header claims
+// more) is refused in one line naming the file, the record batch or row group and the bytes
+// asked (write smaller batches).
 //
 // Arrow files read in place: where every record batch of every file holds the column's ids
 // uncompressed (no IPC body compression: Arrow's reader over the mapped file gives the ids'
