@@ -289,16 +289,20 @@ print(kb("VmHWM") - before)
 """
 
 
-def opened_in_a_child(path, tmp_path):
-    """(stoker's error opening token column file `path`, or "opened"; the KB its peak memory grew
-    by) in a new process, its first loader's setup done before."""
+def refused_in_a_child(path, tmp_path, cache, bombed):
+    """stoker's error opening token column file `path` (of a few KB, whose reading at once would
+    take `bombed`) in a new process, its first loader's setup done before; checked: its peak
+    memory grew by less than 64 MiB, nothing left in the cache."""
+    assert path.stat().st_size < 64 << 10
     warm = tmp_path / "warm.bin"
     np.arange(4 * L, dtype=np.uint16).tofile(warm)
     run = subprocess.run([sys.executable, "-c", PEAK, str(path), str(warm), *sys.path],
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     message, grown = run.stdout.splitlines()
-    return message, int(grown)
+    assert int(grown) < 64 << 10, f"{grown} KB more at the peak than before ({bombed})"
+    assert copies(cache) == {}
+    return message
 
 
 def test_a_row_group_decoding_to_far_more_than_its_bytes_may_hold_is_refused(tmp_path, cache):
@@ -311,12 +315,10 @@ def test_a_row_group_decoding_to_far_more_than_its_bytes_may_hold_is_refused(tmp
     bomb = tmp_path / "bomb.parquet"
     write_bomb(bomb, (1 << 27) - 16)
     assert bomb.stat().st_size < 1000
-    message, grown = opened_in_a_child(bomb, tmp_path)
+    message = refused_in_a_child(bomb, tmp_path, cache, "the ids: 1 GiB")
     assert message == (f"{bomb}: row group 0 decodes to more than 16777216 token ids, more than "
                        "its 70 bytes in the file may hold (8192 a byte, at least 16777216): a "
                        "decompression bomb or a damaged file")
-    assert grown < 64 << 10, f"{grown} KB more at the peak than before (the ids: 1 GiB)"
-    assert copies(cache) == {}
     under = tmp_path / "under.parquet"
     write_bomb(under, 1 << 24)
     ids = pq.read_table(under).column("input_ids").combine_chunks().values.to_numpy()
@@ -336,15 +338,12 @@ def test_a_page_whose_header_claims_more_than_a_gib_is_refused_before_it_is_read
     from token_bombs import write_page_claim
     claim = tmp_path / "claim.parquet"
     claimed = write_page_claim(claim)
-    assert claim.stat().st_size < 64 << 10
-    message, grown = opened_in_a_child(claim, tmp_path)
+    message = refused_in_a_child(claim, tmp_path, cache, "the claim: 1.1 GiB")
     asked = int(message.split(" takes ")[1].split()[0]) if " takes " in message else 0
     assert claimed <= asked < claimed + 64, message  # Arrow's buffer: the claim, 64-byte padded
     assert message == (f"{claim}: row group 0: reading it takes {asked} bytes at once, more "
                        f"than the {1 << 30} stoker gives one read: a decompression bomb or a "
                        "damaged file (or write smaller pages)")
-    assert grown < 64 << 10, f"{grown} KB more at the peak than before (the claim: 1.1 GiB)"
-    assert copies(cache) == {}
 
 
 def test_an_arrow_batch_decompressing_to_more_than_a_gib_is_refused(tmp_path, cache):
@@ -355,13 +354,10 @@ def test_an_arrow_batch_decompressing_to_more_than_a_gib_is_refused(tmp_path, ca
     from token_bombs import write_arrow_bomb
     bomb = tmp_path / "bomb.arrow"
     ids_bytes = write_arrow_bomb(bomb)
-    assert bomb.stat().st_size < 64 << 10
-    message, grown = opened_in_a_child(bomb, tmp_path)
+    message = refused_in_a_child(bomb, tmp_path, cache, "the ids: 1 GiB")
     assert message == (f"{bomb}: record batch 0: reading it takes {ids_bytes} bytes at once, more "
                        f"than the {1 << 30} stoker gives one read: a decompression bomb or a "
                        "damaged file (or write smaller record batches)")
-    assert grown < 64 << 10, f"{grown} KB more at the peak than before (the ids: 1 GiB)"
-    assert copies(cache) == {}
 
 
 def test_a_file_changed_after_the_loader_opened_fails_its_batch(tmp_path, cache):
