@@ -332,7 +332,8 @@ Status append_array(const arrow::Array& lists, const Place& place, CopyWriter& o
 }
 
 // Arrow's CappedMemoryPool, remembering the largest allocation it refused for its cap (not one
-// the pool it wraps failed): what the read's error then says.
+// the pool it wraps failed): what the read's error then says. Arrow's reader may allocate from
+// several threads (an IPC batch's bodies decompressed at once).
 class RefusingPool : public arrow::CappedMemoryPool {
  public:
   RefusingPool(arrow::MemoryPool* wrapped, int64_t limit)
@@ -347,16 +348,19 @@ class RefusingPool : public arrow::CappedMemoryPool {
     return noted(new_size - old_size,
                  CappedMemoryPool::Reallocate(old_size, new_size, alignment, ptr));
   }
-  int64_t refused() const { return refused_; }
+  int64_t refused() const { return refused_.load(); }
 
  private:
   arrow::Status noted(int64_t more, arrow::Status status) {
-    if (status.IsOutOfMemory() && bytes_allocated() + more > limit_)
-      refused_ = std::max(refused_, more);
+    if (status.IsOutOfMemory() && bytes_allocated() + more > limit_) {
+      int64_t seen = refused_.load();
+      while (more > seen && !refused_.compare_exchange_weak(seen, more)) {
+      }
+    }
     return status;
   }
   const int64_t limit_;
-  int64_t refused_ = 0;
+  std::atomic<int64_t> refused_{0};
 };
 
 // The memory pool of one file's read: what Arrow allocates for it at once (a Parquet page or an
