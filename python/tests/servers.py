@@ -348,17 +348,24 @@ def start_s3(work):
             process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=err, stderr=err)
         return process, ports["s3"]
 
-    def bucket_created(process, port):
+    def bucket_writable(process, port):
+        """The bucket created, and an object written and deleted: weed grows its volumes at the
+        first write, which takes tens of seconds on a loaded machine (a test's first write would
+        time out on it)."""
         if not port_open(port):
             return False
         with contextlib.suppress(OSError, http.client.HTTPException):
-            status, _ = signed_request(f"http://127.0.0.1:{port}", S3Server.REGION,
-                                       S3Server.ACCESS_KEY, secret_key, "PUT",
-                                       f"/{S3Server.BUCKET}")
-            return status == 200
+            def request(method, path, body=b""):
+                return signed_request(f"http://127.0.0.1:{port}", S3Server.REGION,
+                                      S3Server.ACCESS_KEY, secret_key, method, path, body)[0]
+            probe = f"/{S3Server.BUCKET}/.stoker-ready"
+            # 409: created by an earlier try whose write timed out
+            return (request("PUT", f"/{S3Server.BUCKET}") in (200, 409)
+                    and request("PUT", probe, b"ready") == 200
+                    and request("DELETE", probe) in (200, 204))
         return False
 
-    process, port = start_with_retries("weed", log, launch, bucket_created)
+    process, port = start_with_retries("weed", log, launch, bucket_writable)
     return S3Server(process, f"http://127.0.0.1:{port}", log, secret_key,
                     lambda port: launch(dict(last_ports))[0])
 

@@ -121,7 +121,8 @@ TEST_F(S3StoreTest, MissingObjectIsNotFoundNamingIt) {
 // Signatures are checked: a wrong secret is refused at once, and no message holds the secret
 // or the session token.
 TEST_F(S3StoreTest, AWrongSecretIsOneLine403WithoutTheSecret) {
-  ASSERT_TRUE(store("ds")->put_bytes("present.stk", "abc").is_ok());
+  const Result<HttpResponse> put = store("ds")->put_bytes("present.stk", "abc");
+  ASSERT_TRUE(put.is_ok()) << put.status().message();
   const auto forged = store("ds", {{"AWS_SECRET_ACCESS_KEY", kSentinel}});
   std::string got;
   Result<HttpResponse> get = forged->get("present.stk", {}, into(&got));
