@@ -3,8 +3,9 @@
 # benchmark stoker: Debian 12's .debs of stoker's C++ dependencies (apt-get download; build.sh
 # unpacks them with dpkg -x into a prefix, nothing is installed), the photographs that
 # bench/make_image_set.py cuts its images from, and the wheels of the Python packages the CUDA
-# tests need that such a machine lacks (pycocotools, for the COCO-shaped set), for its Python
-# (STOKER_GPU_PYTHON_VERSION, default 3.12; lease.sh installs them). Run here, on Debian, with
+# tests need that such a machine lacks (pycocotools, for the COCO-shaped set; lease.sh installs
+# them) and of litdata (peers/litdata: the tokens phase's peer), for its Python
+# (STOKER_GPU_PYTHON_VERSION, default 3.12). Run here, on Debian, with
 # network to the archive and PyPI.
 #
 # Usage: bash scripts/gpu/pack.sh [DIR]      (default .gpu-pack, which .gitignore ignores)
@@ -44,14 +45,24 @@ chmod 0777 "$pack/debs"
 chmod 0755 "$pack/debs"
 cp -u "$photos"/*.jpg "$pack/photos/"
 python=${PYTHON:-$root/.venv/bin/python}
-cocotools=$("$python" -c 'import importlib.metadata as m; print(m.version("pycocotools"))')
-mkdir -p "$pack/wheels"
-"$python" -m pip download -q --no-deps --only-binary=:all: -d "$pack/wheels" \
-  --python-version "${STOKER_GPU_PYTHON_VERSION:-3.12}" --implementation cp \
-  --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
-  --platform manylinux2014_x86_64 "pycocotools==$cocotools" \
-  || { echo "pack: pip download of pycocotools $cocotools failed (network to PyPI?)" >&2
-    exit 1; }
+# download DIR SPEC...: wheels for the lent machine's Python, none of their dependencies.
+download() {
+  local dir=$1
+  shift
+  mkdir -p "$dir"
+  "$python" -m pip download -q --no-deps --only-binary=:all: -d "$dir" \
+    --python-version "${STOKER_GPU_PYTHON_VERSION:-3.12}" --implementation cp \
+    --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
+    --platform manylinux2014_x86_64 "$@" \
+    || { echo "pack: pip download of $* failed (network to PyPI?)" >&2
+      exit 1; }
+}
+download "$pack/wheels" \
+  "pycocotools==$("$python" -c 'import importlib.metadata as m; print(m.version("pycocotools"))')"
+# The token benchmark's fastest peer (run.sh's tokens phase): litdata as bench/peers/setup.sh
+# pins it, with the packages it requires that the lent machine's image lacks.
+download "$pack/peers/litdata" "$(grep -o 'litdata==[0-9.]*' "$root/bench/peers/setup.sh")" \
+  boto3==1.44.8 botocore==1.44.8 s3transfer==0.19.3 jmespath==1.1.0 obstore==0.12.1
 
 tree_bytes=$(cd "$root" && git ls-files -co --exclude-standard -z | du -cb --files0-from=- \
   | tail -1 | cut -f1)

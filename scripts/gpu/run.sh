@@ -23,6 +23,10 @@
 #           of stoker.Loader(device="cuda") (issue 24; the dry run runs the script plainly)
 #   train   `stoker train --device cuda --model resnet18 --amp bf16` at 4, 8 and 16 cores
 #           (issue 25), each run's report.json as train-N-cores.json
+#   tokens  bench/token_peers.py (issue 64's target, no GPU used): stoker against litdata's
+#           TokensLoader (pack.sh's peers/litdata wheels) and `memcpy`, one core each, from a
+#           1 GB token file and from 10 mixed, $STOKER_GPU_ROUNDS rounds (default 3) of
+#           $STOKER_GPU_SECONDS each; tokens.json and tokens-10.json
 # --dry-run: the same commands on the CPU at toy sizes (device cpu, a tiny model, 20 images a
 # class, a few steps), to check the scripts on a machine without a GPU.
 # Each phase prints its time; the exit status is the first failure's (every phase runs).
@@ -170,6 +174,26 @@ print("sanitize:", i + 1, "batches, checksum", total)'
   return $rc
 }
 
+phase_tokens() {
+  local peers=$build/peers data=$build/tokens mb=1024 rc=0
+  local args=(--loaders stoker,litdata --rounds "${STOKER_GPU_ROUNDS:-3}"
+    --seconds "${STOKER_GPU_SECONDS:-10}")
+  [ $dry = 1 ] && { mb=16; data=$build/tokens-dry; args+=(--seq-len 256); }
+  if [ ! -x "$peers/litdata/bin/python" ]; then  # litdata's environment: this Python's + its wheels
+    mkdir -p "$peers/litdata/bin"
+    "$PYTHON" -m pip install -q --no-index --no-deps --no-compile --target "$peers/litdata/site" \
+      "$pack"/peers/litdata/*.whl || return
+    printf '#!/bin/sh\nPYTHONPATH=%s${PYTHONPATH:+:$PYTHONPATH} exec %s "$@"\n' \
+      "$peers/litdata/site" "$PYTHON" >"$peers/litdata/bin/python"
+    chmod +x "$peers/litdata/bin/python"
+  fi
+  STOKER_PEERS=$peers "$PYTHON" "$root/bench/token_peers.py" "$data" --mb $mb "${args[@]}" \
+    --json "$out/tokens.json" || rc=$?
+  STOKER_PEERS=$peers "$PYTHON" "$root/bench/token_peers.py" "$data" --mb $mb --sources 10 \
+    "${args[@]}" --json "$out/tokens-10.json" || rc=$?
+  return $rc
+}
+
 phase_train() {
   [ -f "$data/.done" ] || phase_data || return
   [ -x "$STOKER_CLI" ] || { echo "train: $STOKER_CLI missing (build.sh cpp)"; return 2; }
@@ -190,7 +214,7 @@ phase_train() {
 for phase in "$@"; do
   if ! declare -F "phase_$phase" >/dev/null; then
     echo "run.sh: unknown phase '$phase' (env tests cuda data feed50 feed18 compile copy" \
-      "sanitize train)" >&2
+      "sanitize train tokens)" >&2
     status=${status/#0/2}
     continue
   fi
