@@ -175,6 +175,9 @@ def hugging_face_dataset(dataset, cache_root: str) -> Optional[NativeDataset]:
             f"a Hugging Face datasets.Dataset is read natively only where stoker gives exactly "
             f"its samples; this one's {why}"]})
 
+    if not _stoker.with_parquet:
+        return refused("files are Arrow, which this stoker was built without "
+                       "(STOKER_WITH_PARQUET)")
     kind = dataset._format_type
     if kind not in _FORMATS or dataset._format_kwargs:
         return refused(f"format ({kind!r}) or transform is not one of no format, \"torch\" and "

@@ -8,11 +8,13 @@ import pytest
 
 import stoker
 from batches import assert_same, epochs
+from parquet_build import needs_parquet
 from source_contract import NO_IMAGE, check_bad_sample_refused
 from test_image_folder_source import CLASSES, crop_loader, make_folder
 from test_parquet_source import hugging_face_table, images_by_path, labels
 
 pa = pytest.importorskip("pyarrow")
+pytestmark = needs_parquet
 
 
 def write_arrow(table, path, rows_per_batch=4, file_format=False):

@@ -13,10 +13,12 @@ import pytest
 from PIL import Image
 
 import servers
+from parquet_build import needs_parquet
 from test_remote_throughput_bench import stoker_cli
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
+pytestmark = needs_parquet
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPT = os.path.join(ROOT, "bench", "in_place.py")

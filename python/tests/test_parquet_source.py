@@ -10,11 +10,13 @@ import pytest
 
 import stoker
 from batches import assert_same, epochs
+from parquet_build import needs_parquet
 from source_contract import NO_IMAGE, check_bad_sample_refused
 from test_image_folder_source import CLASSES, crop_loader, make_folder
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
+pytestmark = needs_parquet
 
 
 def hugging_face_table(folder, cache):

@@ -10,6 +10,7 @@ import shutil
 import pytest
 
 import stoker
+from parquet_build import needs_parquet
 from source_contract import NO_IMAGE, check_source_contract, checksums
 from test_image_folder_source import make_folder
 from test_webdataset_source import PER_TAR, write_tars
@@ -114,9 +115,6 @@ def test_tars_in_an_s3_folder_are_listed(tars, s3_env, tmp_path):
     check_source_contract(folder, cache)
 
 
-pq = pytest.importorskip("pyarrow.parquet")
-
-
 @pytest.fixture
 def parquet_file(tmp_path):
     from test_parquet_source import write_parquet
@@ -124,6 +122,7 @@ def parquet_file(tmp_path):
                              str(tmp_path / "cache")))
 
 
+@needs_parquet
 def test_parquet_over_http_keeps_the_source_contract(parquet_file, nginx_server, tmp_path):
     (nginx_server.root / "pq").mkdir()
     shutil.copy(parquet_file, nginx_server.root / "pq" / "train.parquet")
@@ -136,12 +135,14 @@ def test_parquet_over_http_keeps_the_source_contract(parquet_file, nginx_server,
     check_source_contract(stoker.Parquet(url), cache)
     check_source_contract(url, cache)  # a URL ending in .parquet found out
     # Rewritten on the server between runs (its first 10 rows): read as it is now.
+    import pyarrow.parquet as pq
     served = nginx_server.root / "pq" / "train.parquet"
     pq.write_table(pq.read_table(parquet_file).slice(0, 10), served)
     os.utime(served, (os.path.getmtime(served) + 10,) * 2)
     assert in_order(stoker.Parquet(url), cache) == in_order(stoker.Parquet(parquet_file), cache)[:10]
 
 
+@needs_parquet
 def test_parquet_files_in_an_s3_folder_are_listed(parquet_file, s3_env, tmp_path):
     with open(parquet_file, "rb") as f:
         status, _ = s3_env.request("PUT", f"/{s3_env.bucket}/pq/train-0.parquet", f.read())
@@ -151,6 +152,7 @@ def test_parquet_files_in_an_s3_folder_are_listed(parquet_file, s3_env, tmp_path
             == in_order(stoker.Parquet(parquet_file), cache))
 
 
+@needs_parquet
 def test_a_remote_parquet_files_relative_image_paths_are_refused(parquet_file, nginx_server,
                                                                   tmp_path):
     from batches import epochs

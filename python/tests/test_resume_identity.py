@@ -9,6 +9,7 @@ import shutil
 import pytest
 
 import stoker
+from parquet_build import needs_parquet
 from source_contract import NO_IMAGE
 from test_image_folder_source import make_folder
 from test_webdataset_source import write_tars
@@ -71,8 +72,8 @@ def test_a_replaced_tar_is_named(tmp_path):
         state_after_one_batch(spec, str(tmp_path / "cache")))
 
 
+@needs_parquet
 def test_a_rewritten_parquet_file_is_named(tmp_path):
-    pytest.importorskip("pyarrow.parquet")
     from test_parquet_source import write_parquet
     cache = str(tmp_path / "cache")
     path = write_parquet(make_folder(tmp_path / "folder"), tmp_path / "train.parquet", cache)

@@ -6,6 +6,7 @@ import pytest
 
 import stoker
 from stoker import _stoker, _video
+from parquet_build import needs_parquet
 from source_contract import check_source_contract
 from test_arrow_source import write_hugging_face_arrow
 from test_image_folder_source import make_folder
@@ -31,13 +32,11 @@ def webdataset(tmp_path, cache):
 
 
 def parquet(tmp_path, cache):
-    pytest.importorskip("pyarrow")
     folder = make_folder(tmp_path / "folder")
     return stoker.Parquet(write_parquet(folder, tmp_path / "train.parquet", cache))
 
 
 def arrow(tmp_path, cache):
-    pytest.importorskip("pyarrow")
     folder = make_folder(tmp_path / "folder")
     return stoker.Arrow(write_hugging_face_arrow(folder, tmp_path / "train.arrow", cache))
 
@@ -64,8 +63,11 @@ def test_every_registered_source_has_a_case():
     assert sorted(source["name"] for source in _stoker.sources()) == built
 
 
-@pytest.mark.parametrize("name", [pytest.param(name, marks=needs_video)
-                                  if name == "videofolder" else name for name in sorted(CASES)])
+NEEDS = {"videofolder": needs_video, "parquet": needs_parquet, "arrow": needs_parquet}
+
+
+@pytest.mark.parametrize("name", [pytest.param(name, marks=NEEDS.get(name, ()))
+                                  for name in sorted(CASES)])
 def test_source_contract_order_ranks_and_resume(name, tmp_path):
     cache = str(tmp_path / "cache")
     check_source_contract(CASES[name](tmp_path, cache), cache)

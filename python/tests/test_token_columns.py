@@ -17,6 +17,9 @@ import pyarrow.parquet as pq
 import pytest
 
 import stoker
+from parquet_build import needs_parquet
+
+pytestmark = needs_parquet
 
 L = 16
 

@@ -11,6 +11,7 @@ from PIL import Image
 
 import stoker
 from batches import assert_same, epochs
+from parquet_build import needs_parquet
 from test_image_folder_source import crop_loader, make_folder
 from test_webdataset_source import write_tars
 
@@ -32,12 +33,11 @@ def folder(tmp_path):
     return add_jpegs_of_every_kind(make_folder(tmp_path / "folder"))
 
 
-@pytest.fixture(params=["imagefolder", "webdataset", "parquet"])
+@pytest.fixture(params=["imagefolder", "webdataset", pytest.param("parquet", marks=needs_parquet)])
 def data(request, folder, tmp_path):
     if request.param == "imagefolder":
         return folder
     if request.param == "parquet":
-        pytest.importorskip("pyarrow.parquet")
         from test_parquet_source import write_parquet
         return stoker.Parquet(write_parquet(folder, tmp_path / "train.parquet",
                                             str(tmp_path / "listing")))

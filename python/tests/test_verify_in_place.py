@@ -8,6 +8,7 @@ import os
 import pytest
 
 import stoker
+from parquet_build import needs_parquet
 from test_image_folder_source import make_folder
 from test_webdataset_source import write_tars
 
@@ -44,9 +45,11 @@ def test_a_tar_member_that_is_not_an_image(tmp_path):
     assert len(errors) == 1 and errors[0].startswith(f"{tars[1]}: member s/0002.jpg: "), errors
 
 
+@needs_parquet
 def test_a_null_parquet_image(tmp_path):
-    pa = pytest.importorskip("pyarrow")
-    pq = pytest.importorskip("pyarrow.parquet")
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     image = open(next(make_folder(tmp_path / "folder").rglob("*.jpg")), "rb").read()
     table = pa.table({"image": [image, None, image], "label": pa.array([0, 1, 0], pa.int64())})
     pq.write_table(table, tmp_path / "train.parquet")

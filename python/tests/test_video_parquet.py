@@ -12,11 +12,12 @@ import pytest
 import torch
 
 import stoker
+from parquet_build import needs_parquet
 from source_contract import check_bad_sample_refused, check_source_contract
 from test_video_clips import NAMES, SEED, make_video_set, reference
 from video_build import needs_video
 
-pytestmark = needs_video
+pytestmark = [needs_video, needs_parquet]
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 

@@ -35,6 +35,9 @@ PYBIND11_MODULE(_stoker, module) {
   // Whether the video layer is built (cmake/StokerVideo.cmake): stoker/_video.py refuses video
   // in one line where it is not.
   module.attr("with_video") = bool{STOKER_WITH_VIDEO};
+  // Whether Parquet and Arrow are read (cmake/StokerParquet.cmake): where not, their sources
+  // refuse in one line.
+  module.attr("with_parquet") = bool{STOKER_WITH_PARQUET};
 #if STOKER_WITH_VIDEO
   stoker::python::register_video(module);
 #endif
