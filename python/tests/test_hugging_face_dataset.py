@@ -124,6 +124,15 @@ def test_relative_paths_are_the_working_directorys(tmp_path, cache, monkeypatch)
     check(datasets.load_from_disk(str(tmp_path / "saved")), cache)
 
 
+def test_a_build_without_parquet_reads_it_by_its_own_getitem(saved, cache, monkeypatch):
+    # As where the extension was built without Parquet and Arrow (STOKER_WITH_PARQUET off):
+    # DataLoader's samples, by the dataset's own __getitem__, the plan saying why.
+    monkeypatch.setattr(_stoker, "with_parquet", False)
+    check(saved, cache)
+    notes = stoker.Loader(saved, batch_size=None, cache_dir=cache).plan["notes"]["dataset"]
+    assert any("stoker was built without (STOKER_WITH_PARQUET)" in n for n in notes), notes
+
+
 def test_what_stoker_cannot_give_exactly_runs_in_python(saved, cache):
     transformed = saved.with_transform(lambda batch: {"label": [x + 1 for x in batch["label"]]})
     check(transformed, cache, native=False, formats=(None,))  # a format would replace it
