@@ -23,6 +23,10 @@
 #           of stoker.Loader(device="cuda") (issue 24; the dry run runs the script plainly)
 #   train   `stoker train --device cuda --model resnet18 --amp bf16` at 4, 8 and 16 cores
 #           (issue 25), each run's report.json as train-N-cores.json
+#   exact   the C++ suites that compare with torchvision, PIL and timm (ctest -R, about 80
+#           tests; their references run with MKL's dispatch pinned and with this CPU's own) on
+#           this machine's CPU, its vector extensions printed first (issue 66: exact on every
+#           CPU); needs build.sh cpp
 #   tokens  bench/token_peers.py (issue 64's target, no GPU used): stoker against litdata's
 #           TokensLoader (pack.sh's peers/litdata wheels) and `memcpy`, one core each, from a
 #           1 GB token file and from 10 mixed, $STOKER_GPU_ROUNDS rounds (default 3) of
@@ -174,6 +178,14 @@ print("sanitize:", i + 1, "batches, checksum", total)'
   return $rc
 }
 
+phase_exact() {
+  [ -x "$STOKER_CLI" ] || { echo "exact: $STOKER_CLI missing (build.sh cpp)"; return 2; }
+  echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), $(grep -m1 '^flags' \
+    /proc/cpuinfo | grep -o -w -E 'avx2|avx512f|avx512bw|avx512_vnni|amx_tile' | tr '\n' ' ')"
+  ctest --test-dir "$build/cpp" -j "$cores" -R 'Torchvision|AugMix|Augment|Timm|Pil' \
+    --output-on-failure --timeout 600 --output-junit "$out/exact.xml"
+}
+
 phase_tokens() {
   local peers=$build/peers data=$build/tokens mb=1024 rc=0
   local args=(--loaders stoker,litdata --rounds "${STOKER_GPU_ROUNDS:-3}"
@@ -214,7 +226,7 @@ phase_train() {
 for phase in "$@"; do
   if ! declare -F "phase_$phase" >/dev/null; then
     echo "run.sh: unknown phase '$phase' (env tests cuda data feed50 feed18 compile copy" \
-      "sanitize train tokens)" >&2
+      "sanitize train exact tokens)" >&2
     status=${status/#0/2}
     continue
   fi
