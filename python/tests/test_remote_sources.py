@@ -124,6 +124,8 @@ def parquet_file(tmp_path):
 
 @needs_parquet
 def test_parquet_over_http_keeps_the_source_contract(parquet_file, nginx_server, tmp_path):
+    import pyarrow.parquet as pq
+
     (nginx_server.root / "pq").mkdir()
     shutil.copy(parquet_file, nginx_server.root / "pq" / "train.parquet")
     url = f"{nginx_server.url}/pq/train.parquet"
@@ -135,7 +137,6 @@ def test_parquet_over_http_keeps_the_source_contract(parquet_file, nginx_server,
     check_source_contract(stoker.Parquet(url), cache)
     check_source_contract(url, cache)  # a URL ending in .parquet found out
     # Rewritten on the server between runs (its first 10 rows): read as it is now.
-    import pyarrow.parquet as pq
     served = nginx_server.root / "pq" / "train.parquet"
     pq.write_table(pq.read_table(parquet_file).slice(0, 10), served)
     os.utime(served, (os.path.getmtime(served) + 10,) * 2)
