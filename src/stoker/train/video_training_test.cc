@@ -4,7 +4,7 @@
 // --clips-together), the same for any worker count and after a resume; evaluation's clips are
 // torchvision's UniformClipSampler's, and its video accuracy sums their softmax; clips reach
 // the device as uint8 and are normalised there as the loader would; a saved video model runs in
-// Python as in the trainer. Skipped in a build without video (STOKER_TEST_VIDEO).
+// Python as in the trainer. Built only with video.
 #include <gtest/gtest.h>
 #include <torch/types.h>
 
@@ -45,7 +45,6 @@ constexpr int64_t kFrameCounts[] = {75, 50};
 class VideoTrainingTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!STOKER_TEST_VIDEO) GTEST_SKIP() << "built without video";
     set_compute_settings(1);
     const std::string root = data_dir();
     for (const auto& [name, file] : std::vector<std::pair<std::string, std::string>>{
