@@ -95,6 +95,8 @@ fi
 pkg_config=$(command -v pkg-config || echo "$prefix/usr/bin/pkgconf")
 pybind11_dir=$("$PYTHON" -c 'import pybind11; print(pybind11.get_cmake_dir())' 2>/dev/null || true)
 
+# CPATH names the multiarch folder too: Debian keeps jconfig.h and curl/ there, and the machine's
+# own (another libjpeg's jconfig.h) would otherwise pair with the pack's jpeglib.h and library.
 cat >"$build/env.sh" <<ENV
 # Written by scripts/gpu/build.sh: the environment of this build (source it).
 export PYTHON="$PYTHON"
@@ -103,7 +105,7 @@ export PKG_CONFIG="$pkg_config"
 # default folders): a dry run here then finds no FFmpeg either, as on a GPU machine.
 export PKG_CONFIG_LIBDIR="$prefix/usr/lib/$arch/pkgconfig:$prefix/usr/share/pkgconfig"
 unset PKG_CONFIG_PATH
-export CPATH="$prefix/usr/include\${CPATH:+:\$CPATH}"
+export CPATH="$prefix/usr/include/$arch:$prefix/usr/include\${CPATH:+:\$CPATH}"
 export LIBRARY_PATH="$prefix/usr/lib/$arch\${LIBRARY_PATH:+:\$LIBRARY_PATH}"
 export LD_LIBRARY_PATH="$prefix/usr/lib/$arch:$prefix/lib/$arch\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}"
 export PYTHONPATH="$build/site\${PYTHONPATH:+:\$PYTHONPATH}"
@@ -114,6 +116,14 @@ ENV
 # shellcheck source=/dev/null
 source "$build/env.sh"
 export CCACHE_BASEDIR=$root CCACHE_NOHASHDIR=1
+for header in jconfig.h curl/curl.h; do  # the pack's headers, not this machine's
+  found=$(echo "#include <$header>" | "${CXX:-c++}" -E -x c++ - 2>/dev/null | grep -m1 -o "\"[^\"]*/$header\"")
+  case $found in "\"$prefix/"*) ;; *)
+    echo "build.sh: <$header> is ${found:-not found}, not the pack's in $prefix" >&2
+    exit 2
+    ;;
+  esac
+done
 
 # The prefix's libraries on the run path too: the extension and programs load without env.sh.
 cmake_common=(-G Ninja -DCMAKE_LIBRARY_ARCHITECTURE=$arch
