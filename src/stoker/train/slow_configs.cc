@@ -42,12 +42,19 @@ std::vector<std::string> slow_configuration_warnings(AmpMode amp, bool cpu,
         "on a 2-core machine); use --amp off");
   }
   if (threads + workers > cores) {
+    // Fewer threads where the workers leave a core; else fewer workers (a thread computes).
+    const std::string advice =
+        workers < cores ? fmt::format(
+                              "use --threads {} (or leave --threads out: the cores the "
+                              "workers leave)",
+                              cores - workers)
+                        : fmt::format("use --workers {} (a core left for the compute thread)",
+                                      std::max(1, cores - 1));
     warnings.push_back(fmt::format(
         "warning: {} compute thread{} + {} loader worker{} exceed this machine's {} core{}: they "
-        "take turns (12x slower measured with 2 + 1 on 2 cores); use --threads {} (or leave "
-        "--threads out: the cores the workers leave)",
+        "take turns (12x slower measured with 2 + 1 on 2 cores); {}",
         threads, threads == 1 ? "" : "s", workers, workers == 1 ? "" : "s", cores,
-        cores == 1 ? "" : "s", std::max(1, cores - workers)));
+        cores == 1 ? "" : "s", advice));
   }
   return warnings;
 }

@@ -40,6 +40,13 @@ TEST(SlowConfigsTest, ThreadsAndWorkersBeyondTheCores) {
             "--threads out: the cores the workers leave)");
   EXPECT_TRUE(slow_configuration_warnings(AmpMode::kOff, true, "", 1, 1, 2).empty());
   EXPECT_TRUE(slow_configuration_warnings(AmpMode::kOff, true, "", 6, 2, 8).empty());
+  // As many workers as cores: fewer threads cannot help, fewer workers can.
+  const auto crowded = slow_configuration_warnings(AmpMode::kOff, false, "", 1, 4, 4);
+  ASSERT_EQ(crowded.size(), 1u);
+  EXPECT_EQ(crowded[0],
+            "warning: 1 compute thread + 4 loader workers exceed this machine's 4 cores: they "
+            "take turns (12x slower measured with 2 + 1 on 2 cores); use --workers 3 (a core "
+            "left for the compute thread)");
   EXPECT_EQ(slow_configuration_warnings(AmpMode::kBf16, true, "no", 1, 4, 2).size(), 2u);
 }
 
