@@ -43,13 +43,12 @@ std::vector<std::string> slow_configuration_warnings(AmpMode amp, bool cpu,
   }
   if (threads + workers > cores) {
     // Fewer threads where the workers leave a core; else fewer workers (a thread computes).
-    const std::string advice =
-        workers < cores ? fmt::format(
-                              "use --threads {} (or leave --threads out: the cores the "
-                              "workers leave)",
-                              cores - workers)
-                        : fmt::format("use --workers {} (a core left for the compute thread)",
-                                      std::max(1, cores - 1));
+    std::string advice = fmt::format("use --workers {} (a core left for the compute thread)",
+                                     std::max(1, cores - 1));
+    if (workers < cores) {
+      advice = fmt::format("use --threads {} (or leave --threads out: the cores the workers leave)",
+                           cores - workers);
+    }
     warnings.push_back(fmt::format(
         "warning: {} compute thread{} + {} loader worker{} exceed this machine's {} core{}: they "
         "take turns (12x slower measured with 2 + 1 on 2 cores); {}",
