@@ -182,6 +182,7 @@ phase_exact() {
   [ -x "$STOKER_CLI" ] || { echo "exact: $STOKER_CLI missing (build.sh cpp)"; return 2; }
   echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), $(grep -m1 '^flags' \
     /proc/cpuinfo | grep -o -w -E 'avx2|avx512f|avx512bw|avx512_vnni|amx_tile' | tr '\n' ' ')"
+  ldd "$build/cpp/src/stoker/image/image_test" | grep -E 'jpeg|spng|hwy' || true  # which ones load
   ctest --test-dir "$build/cpp" -j "$cores" -R 'Torchvision|AugMix|Augment|Timm|Pil' \
     --no-tests=error --output-on-failure --timeout 600 --output-junit "$out/exact.xml"
 }
