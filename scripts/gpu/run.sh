@@ -30,7 +30,8 @@
 #   tokens  bench/token_peers.py (issue 64's target, no GPU used): stoker against litdata's
 #           TokensLoader (pack.sh's peers/litdata wheels) and `memcpy`, one core each, from a
 #           1 GB token file and from 10 mixed, $STOKER_GPU_ROUNDS rounds (default 3) of
-#           $STOKER_GPU_SECONDS each; tokens.json and tokens-10.json
+#           $STOKER_GPU_SECONDS each; tokens.json and tokens-10.json; then stoker's first epoch
+#           against its second (bench/token_throughput.py: what first touching the pages costs)
 # --dry-run: the same commands on the CPU at toy sizes (device cpu, a tiny model, 20 images a
 # class, a few steps), to check the scripts on a machine without a GPU.
 # Each phase prints its time; the exit status is the first failure's (every phase runs).
@@ -204,6 +205,10 @@ phase_tokens() {
     --json "$out/tokens.json" || rc=$?
   STOKER_PEERS=$peers "$PYTHON" "$root/bench/token_peers.py" "$data" --mb $mb --sources 10 \
     "${args[@]}" --json "$out/tokens-10.json" || rc=$?
+  # stoker's first epoch (a new process: the file's pages first touched) against its second
+  local epochs=(--mb $mb --workers 0 --rounds "${STOKER_GPU_ROUNDS:-3}")
+  [ $dry = 1 ] && epochs+=(--seq-len 256)
+  "$PYTHON" "$root/bench/token_throughput.py" "$data" "${epochs[@]}" || rc=$?
   return $rc
 }
 
