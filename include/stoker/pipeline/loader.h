@@ -39,6 +39,10 @@ class Batch {
   // not), and their shapes, int64 [size, rank] (HostField::sizes). Throws Error for a fixed
   // field or none.
   std::vector<at::Tensor> samples(const std::string& name) const;
+  // The field `name` as the loader built it on the host (pinned for CUDA, what operator[]'s
+  // tensor was copied from): read without waiting for the device, while the batch lives.
+  // Throws Error as operator[] does.
+  at::Tensor host(const std::string& name) const;
   at::Tensor sizes(const std::string& name) const;
   int64_t size() const { return host_.size; }
   int64_t epoch() const { return host_.epoch; }

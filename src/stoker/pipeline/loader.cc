@@ -26,6 +26,17 @@ at::Tensor view(void* data, at::IntArrayRef shape, at::IntArrayRef strides, DTyp
       data, shape, strides, [owner](void*) {}, at::TensorOptions(scalar_type(dtype)));
 }
 
+// A field's tensor on the host: undefined for a list-laid variable field (no one tensor).
+at::Tensor host_tensor(const HostField& f, const std::shared_ptr<const void>& owner) {
+  if (f.sizes && !f.padded) return at::Tensor();
+  return view(f.data, f.shape, f.strides, f.dtype, owner);
+}
+
+[[noreturn]] void throw_list_laid(const std::string& name) {
+  throw Error(invalid_argument("field '" + name +
+                               "' varies in size and is laid out as a list: use samples()"));
+}
+
 }  // namespace
 
 size_t Batch::index_of(const std::string& name) const {
@@ -37,10 +48,14 @@ size_t Batch::index_of(const std::string& name) const {
 
 const at::Tensor& Batch::operator[](const std::string& name) const {
   const size_t i = index_of(name);
-  if (!tensors_[i].defined())
-    throw Error(invalid_argument("field '" + name +
-                                 "' varies in size and is laid out as a list: use samples()"));
+  if (!tensors_[i].defined()) throw_list_laid(name);
   return tensors_[i];
+}
+
+at::Tensor Batch::host(const std::string& name) const {
+  at::Tensor tensor = host_tensor(host_.fields[index_of(name)], host_.owner);
+  if (!tensor.defined()) throw_list_laid(name);
+  return tensor;
 }
 
 std::vector<at::Tensor> Batch::samples(const std::string& name) const {
@@ -112,11 +127,7 @@ void EpochRange::advance() {
   }
   const HostBatch& host = current_.host_;
   std::vector<at::Tensor> tensors;
-  for (const HostField& f : host.fields) {
-    // A list-laid variable field has no one tensor (samples()); the CPU keeps it undefined.
-    tensors.push_back(f.sizes && !f.padded ? at::Tensor()
-                                           : view(f.data, f.shape, f.strides, f.dtype, host.owner));
-  }
+  for (const HostField& f : host.fields) tensors.push_back(host_tensor(f, host.owner));
   current_.tensors_ = loader_->feed_->to_device(std::move(tensors));
 }
 

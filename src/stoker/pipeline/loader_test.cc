@@ -97,8 +97,8 @@ TEST_F(LoaderTest, TensorsOutliveTheLoader) {
 }
 
 // A bytes field as uint8 [N] (copy_variable_field): samples() are the stored bytes, list-laid
-// or padded; sizes() their lengths; the padded tensor has zeros past each; operator[] refuses
-// the list form.
+// or padded; sizes() their lengths; the padded tensor has zeros past each; operator[] and
+// host() refuse the list form; host() gives the fields as operator[] does (on the CPU).
 TEST_F(LoaderTest, VariableFieldsGiveTheirSamplesAndSizes) {
   const Schema schema =
       Schema::create({{"label", DType::kInt64, {}}, {"text", DType::kBytes, {}}}).value_or_throw();
@@ -139,9 +139,14 @@ TEST_F(LoaderTest, VariableFieldsGiveTheirSamplesAndSizes) {
                     0);
         }
       }
+      EXPECT_TRUE(at::equal(b.host("label"), b["label"]));
       if (!padded) {
         EXPECT_THROW(b["text"], Error);
+        EXPECT_THROW(b.host("text"), Error);
+      } else {
+        EXPECT_TRUE(at::equal(b.host("text"), b["text"]));
       }
+      EXPECT_THROW(b.host("image"), Error);
       EXPECT_THROW(b.samples("label"), Error);
     }
     EXPECT_EQ(seen, 30);

@@ -60,9 +60,10 @@ std::pair<at::Tensor, at::Tensor> StepRunner::on_device(const Batch& batch, cons
   const ModelSpec& spec = setup_.spec;
   // Evaluation's crop may be another size than training's (--val-crop-size).
   const bool eval = setup_.test_data && &data == setup_.test_data.get();
-  // Soft targets (MixUp, CutMix): checked in range by the loader's batch operation.
+  // Soft targets (MixUp, CutMix): checked in range by the loader's batch operation. Hard ones
+  // are checked from the host batch: reading the device's would wait for the device's work.
   const at::Tensor& labels = batch["label"];
-  if (!labels.is_floating_point()) check_batch_labels(labels, data, spec.num_classes);
+  if (!labels.is_floating_point()) check_batch_labels(batch.host("label"), data, spec.num_classes);
   TraceSpan span(setup_.options.tracer, "train", "h2d");
   const at::Tensor& images = batch[setup_.input_field];
   InputNormalizer& normalize = *(eval ? setup_.eval_normalize : setup_.normalize);
