@@ -59,13 +59,6 @@ void on_stop_signal(int number) { stop_signal.store(number); }
 
 bool stop_requested() { return stop_signal.load(std::memory_order_relaxed) != 0; }
 
-// Refuses an --out that is the source `src` or lies inside it, before anything is read.
-void check_out_outside(const std::string& src, const std::string& out) {
-  InputSet inputs;
-  inputs.add_tree(src, "the source");
-  check_output_dir(inputs, "--out", out);
-}
-
 // Runs `convert` (which writes `outputs`, each absent before) with the stop handlers installed.
 // An import stopped by a signal is an Error (kCancelled) saying so; any of `outputs` that it
 // had already completed is removed too, so an interrupted convert leaves nothing.
@@ -97,6 +90,32 @@ void run_stoppable(const std::vector<std::string>& outputs, const std::function<
                                                        : "SIGPIPE",
                                    printable(fmt::to_string(fmt::join(outputs, " and "))))));
   }
+}
+
+// The frame of an import into `options.out` (--out: a URL is converted into a local folder
+// first, ConvertOutput): --shard-mb taken, --out refused where it lies in one of `inputs`, then
+// `import` (which imports and says what it wrote) run stoppable, writing OUT itself or, with
+// `parts`, OUT/part for each; then the output finished (pushed where --out is a URL).
+template <typename Options>
+void run_import(Options& options, uint64_t shard_mb, InputSet inputs,
+                const std::vector<std::string>& parts, const std::function<void()>& import) {
+  options.shard_bytes = shard_mb << 20;
+  const ConvertOutput output(options.out);
+  options.out = output.dir();
+  check_output_dir(inputs, "--out", options.out);
+  options.stop_requested = stop_requested;
+  std::vector<std::string> outputs;
+  for (const std::string& part : parts) outputs.push_back(options.out + "/" + part);
+  if (parts.empty()) outputs.push_back(options.out);
+  run_stoppable(outputs, import);
+  output.finish(stop_requested);
+}
+
+// The inputs of an import from one folder (or file) `src`.
+InputSet source_tree(const std::string& src) {
+  InputSet inputs;
+  inputs.add_tree(src, "the source");
+  return inputs;
 }
 
 // The live line of an import on a terminal: bar, files, rate, ETA; redrawn at most 10 times a
@@ -174,10 +193,7 @@ void add_imagefolder_command(CLI::App* convert) {
       ->check(whole_number("--workers", 0, kMaxWorkers));
   add_shard_mb_option(cmd, *shard_mb);
   cmd->callback([options, shard_mb, order] {
-    options->shard_bytes = *shard_mb << 20;
     options->record_order = *order == "shuffled" ? RecordOrder::kShuffled : RecordOrder::kFolder;
-    const ConvertOutput output(options->out);
-    options->out = output.dir();
     ImportProgressLine line;
     options->on_progress = [&line](const ImageFolderProgress& p) { line.update(p); };
     if (!options->skip_bad) {
@@ -186,26 +202,22 @@ void add_imagefolder_command(CLI::App* convert) {
         fmt::print(stderr, "{}: {}\n", printable(bad.path), bad.reason);
       };
     }
-    check_out_outside(options->src, options->out);
-    options->stop_requested = stop_requested;
     const Stopwatch since_start;
-    ImageFolderImportSummary summary;
-    run_stoppable({options->out}, [&] {
+    run_import(*options, *shard_mb, source_tree(options->src), {}, [&] {
       Result<ImageFolderImportSummary> result = import_image_folder(*options);
       line.clear();
-      summary = std::move(result).value_or_throw();
+      const ImageFolderImportSummary summary = std::move(result).value_or_throw();
+      std::string where = printable(summary.datasets[0]);
+      if (summary.datasets.size() == 2) where += " and " + printable(summary.datasets[1]);
+      fmt::print(
+          "wrote {} images of {} classes to {}: {:.1f} MB in, {:.1f} MB stored, {} file{} "
+          "ignored (no image extension), {:.1f} s\n",
+          summary.images, summary.classes, where, summary.bytes_in / 1e6, summary.bytes_out / 1e6,
+          summary.ignored_files, summary.ignored_files == 1 ? "" : "s", since_start.seconds());
+      if (summary.skipped > 0)
+        fmt::print("skipped {} bad file{}, listed with their reasons in {}\n", summary.skipped,
+                   summary.skipped == 1 ? "" : "s", printable(summary.skipped_list));
     });
-    std::string where = printable(summary.datasets[0]);
-    if (summary.datasets.size() == 2) where += " and " + printable(summary.datasets[1]);
-    fmt::print(
-        "wrote {} images of {} classes to {}: {:.1f} MB in, {:.1f} MB stored, {} file{} "
-        "ignored (no image extension), {:.1f} s\n",
-        summary.images, summary.classes, where, summary.bytes_in / 1e6, summary.bytes_out / 1e6,
-        summary.ignored_files, summary.ignored_files == 1 ? "" : "s", since_start.seconds());
-    if (summary.skipped > 0)
-      fmt::print("skipped {} bad file{}, listed with their reasons in {}\n", summary.skipped,
-                 summary.skipped == 1 ? "" : "s", printable(summary.skipped_list));
-    output.finish(stop_requested);
   });
 }
 
@@ -249,24 +261,19 @@ void add_coco_command(CLI::App* convert) {
                 "whose clamped box is empty left out");
   add_importer_options(cmd, *options, *shard_mb, "reading and encoding images");
   cmd->callback([options, shard_mb] {
-    options->shard_bytes = *shard_mb << 20;
-    const ConvertOutput output(options->out);
-    options->out = output.dir();
     InputSet inputs;
     inputs.add_tree(options->images, "the images");
     inputs.add_file(options->annotations, "the annotations");
-    check_output_dir(inputs, "--out", options->out);
-    options->stop_requested = stop_requested;
     const Stopwatch since_start;
-    CocoImportSummary summary;
-    run_stoppable({options->out}, [&] { summary = import_coco(*options).value_or_throw(); });
-    fmt::print(
-        "wrote {} images with {} objects of {} categories to {}{}: {:.1f} MB in, {:.1f} MB "
-        "stored, {:.1f} s\n",
-        summary.images, summary.objects, summary.categories, printable(options->out),
-        options->drop_empty ? fmt::format(" ({} without objects left out)", summary.dropped) : "",
-        summary.bytes_in / 1e6, summary.bytes_out / 1e6, since_start.seconds());
-    output.finish(stop_requested);
+    run_import(*options, *shard_mb, inputs, {}, [&] {
+      const CocoImportSummary summary = import_coco(*options).value_or_throw();
+      fmt::print(
+          "wrote {} images with {} objects of {} categories to {}{}: {:.1f} MB in, {:.1f} MB "
+          "stored, {:.1f} s\n",
+          summary.images, summary.objects, summary.categories, printable(options->out),
+          options->drop_empty ? fmt::format(" ({} without objects left out)", summary.dropped) : "",
+          summary.bytes_in / 1e6, summary.bytes_out / 1e6, since_start.seconds());
+    });
   });
 }
 
@@ -286,21 +293,17 @@ void add_masks_command(CLI::App* convert) {
       ->check(path_value("--masks"));
   add_importer_options(cmd, *options, *shard_mb, "reading and checking files");
   cmd->callback([options, shard_mb] {
-    options->shard_bytes = *shard_mb << 20;
-    const ConvertOutput output(options->out);
-    options->out = output.dir();
     InputSet inputs;
     inputs.add_tree(options->images, "the images");
     inputs.add_tree(options->masks, "the masks");
-    check_output_dir(inputs, "--out", options->out);
-    options->stop_requested = stop_requested;
     const Stopwatch since_start;
-    MaskFolderImportSummary summary;
-    run_stoppable({options->out}, [&] { summary = import_mask_folder(*options).value_or_throw(); });
-    fmt::print("wrote {} images with their masks to {}: {:.1f} MB in, {:.1f} MB stored, {:.1f} s\n",
-               summary.pairs, printable(options->out), summary.bytes_in / 1e6,
-               summary.bytes_out / 1e6, since_start.seconds());
-    output.finish(stop_requested);
+    run_import(*options, *shard_mb, inputs, {}, [&] {
+      const MaskFolderImportSummary summary = import_mask_folder(*options).value_or_throw();
+      fmt::print(
+          "wrote {} images with their masks to {}: {:.1f} MB in, {:.1f} MB stored, {:.1f} s\n",
+          summary.pairs, printable(options->out), summary.bytes_in / 1e6, summary.bytes_out / 1e6,
+          since_start.seconds());
+    });
   });
 }
 
@@ -318,17 +321,12 @@ void add_voc_command(CLI::App* convert) {
       ->capture_default_str();
   add_importer_options(cmd, *options, *shard_mb, "reading images");
   cmd->callback([options, shard_mb] {
-    options->shard_bytes = *shard_mb << 20;
-    const ConvertOutput output(options->out);
-    options->out = output.dir();
-    check_out_outside(options->src, options->out);
-    options->stop_requested = stop_requested;
     const Stopwatch since_start;
-    VocImportSummary summary;
-    run_stoppable({options->out}, [&] { summary = import_voc(*options).value_or_throw(); });
-    fmt::print("wrote {} images with {} objects to {}, {:.1f} s\n", summary.images, summary.objects,
-               printable(options->out), since_start.seconds());
-    output.finish(stop_requested);
+    run_import(*options, *shard_mb, source_tree(options->src), {}, [&] {
+      const VocImportSummary summary = import_voc(*options).value_or_throw();
+      fmt::print("wrote {} images with {} objects to {}, {:.1f} s\n", summary.images,
+                 summary.objects, printable(options->out), since_start.seconds());
+    });
   });
 }
 
@@ -355,18 +353,12 @@ void add_convert_command(CLI::App& app) {
       ->check(path_value("--out"));
   add_shard_mb_option(idx_cmd, *shard_mb);
   idx_cmd->callback([idx, shard_mb] {
-    idx->shard_bytes = *shard_mb << 20;
-    const ConvertOutput output(idx->out);
-    idx->out = output.dir();
     InputSet inputs;
     inputs.add_file(idx->images, "the images");
     inputs.add_file(idx->labels, "the labels");
-    check_output_dir(inputs, "--out", idx->out);
-    idx->stop_requested = stop_requested;
-    uint64_t n = 0;
-    run_stoppable({idx->out}, [&] { n = import_idx(*idx).value_or_throw(); });
-    fmt::print("wrote {} records to {}\n", n, idx->out);
-    output.finish(stop_requested);
+    run_import(*idx, *shard_mb, inputs, {}, [&] {
+      fmt::print("wrote {} records to {}\n", import_idx(*idx).value_or_throw(), idx->out);
+    });
   });
 
   auto src = std::make_shared<std::string>(kFashionMnistDebianDir);
@@ -386,7 +378,7 @@ void add_convert_command(CLI::App& app) {
     const Stopwatch since_start;
     const ConvertOutput output(*out);
     const std::string& dir = output.dir();
-    check_out_outside(*src, dir);
+    check_output_dir(source_tree(*src), "--out", dir);
     run_stoppable({dir + "/train", dir + "/test"}, [&] {
       throw_if_error(convert_fashion_mnist(*src, dir, /*skip_existing=*/false, stop_requested));
     });
@@ -410,17 +402,11 @@ void add_convert_command(CLI::App& app) {
       ->check(path_value("--out"));
   add_shard_mb_option(cifar_cmd, *cifar_shard_mb);
   cifar_cmd->callback([cifar, cifar_shard_mb] {
-    cifar->shard_bytes = *cifar_shard_mb << 20;
-    const ConvertOutput output(cifar->out);
-    cifar->out = output.dir();
-    check_out_outside(cifar->src, cifar->out);
-    cifar->stop_requested = stop_requested;
-    Cifar10ImportCounts counts;
-    run_stoppable({cifar->out + "/train", cifar->out + "/test"},
-                  [&] { counts = import_cifar10(*cifar).value_or_throw(); });
-    fmt::print("wrote {1} records to {0}/train and {2} to {0}/test\n", cifar->out, counts.train,
-               counts.test);
-    output.finish(stop_requested);
+    run_import(*cifar, *cifar_shard_mb, source_tree(cifar->src), {"train", "test"}, [&] {
+      const Cifar10ImportCounts counts = import_cifar10(*cifar).value_or_throw();
+      fmt::print("wrote {1} records to {0}/train and {2} to {0}/test\n", cifar->out, counts.train,
+                 counts.test);
+    });
   });
 
   add_imagefolder_command(convert);
