@@ -45,6 +45,15 @@ void add_shard_mb_option(CLI::App* command, uint64_t& shard_mb) {
       ->capture_default_str();
 }
 
+// A required path option or argument `name` into `value`, checked by path_value (`shown`: the
+// name its errors give; default `name`).
+CLI::Option* add_required_path(CLI::App* command, const std::string& name, std::string& value,
+                               const std::string& help, const std::string& shown = "") {
+  return command->add_option(name, value, help)
+      ->required()
+      ->check(path_value(shown.empty() ? name : shown));
+}
+
 using Clock = std::chrono::steady_clock;
 
 // SIGINT, SIGTERM, SIGHUP (the terminal closed) or SIGPIPE (stdout's reader gone) during a
@@ -157,15 +166,12 @@ void add_imagefolder_command(CLI::App* convert) {
       "imagefolder",
       "Convert a torchvision ImageFolder of JPEGs and PNGs (or its train/ and val/ or test/ "
       "splits) into an image dataset, record i being ImageFolder's sample i");
-  cmd->add_option("src", options->src, "Folder of class folders, or of train/ and val/ (or test/)")
-      ->required()
-      ->check(path_value("SRC"));
-  cmd->add_option("--out", options->out,
-                  std::string("Dataset directory to create (must not exist); with splits it "
-                              "holds train/ and test/") +
-                      kOutUrlHelp)
-      ->required()
-      ->check(path_value("--out"));
+  add_required_path(cmd, "src", options->src,
+                    "Folder of class folders, or of train/ and val/ (or test/)", "SRC");
+  add_required_path(cmd, "--out", options->out,
+                    std::string("Dataset directory to create (must not exist); with splits it "
+                                "holds train/ and test/") +
+                        kOutUrlHelp);
   auto order = std::make_shared<std::string>("folder");
   add_choice(*cmd, "--record-order", *order,
              "Record order: folder (ImageFolder's, class by class) or shuffled (a permutation "
@@ -226,10 +232,8 @@ void add_imagefolder_command(CLI::App* convert) {
 template <typename Options>
 void add_importer_options(CLI::App* cmd, Options& options, uint64_t& shard_mb,
                           const std::string& work) {
-  cmd->add_option("--out", options.out,
-                  std::string("Dataset directory to create (must not exist)") + kOutUrlHelp)
-      ->required()
-      ->check(path_value("--out"));
+  add_required_path(cmd, "--out", options.out,
+                    std::string("Dataset directory to create (must not exist)") + kOutUrlHelp);
   cmd->add_flag("--keep-original", options.keep_original,
                 "Store JPEGs as they are instead of transcoding them for fast crops");
   cmd->add_option("--workers", options.workers,
@@ -245,13 +249,9 @@ void add_coco_command(CLI::App* convert) {
       "coco",
       "Convert COCO instances annotations and their images into a detection dataset: one record "
       "per image (CocoDetection's order) with boxes (XYXY), labels, area, iscrowd and masks");
-  cmd->add_option("--images", options->images, "Directory of the images (train2017/)")
-      ->required()
-      ->check(path_value("--images"));
-  cmd->add_option("--annotations", options->annotations,
-                  "Instances annotations file (annotations/instances_train2017.json)")
-      ->required()
-      ->check(path_value("--annotations"));
+  add_required_path(cmd, "--images", options->images, "Directory of the images (train2017/)");
+  add_required_path(cmd, "--annotations", options->annotations,
+                    "Instances annotations file (annotations/instances_train2017.json)");
   cmd->add_flag("--drop-empty", options->drop_empty,
                 "Leave out images without an object wider and taller than 1 pixel, as "
                 "torchvision's detection reference does for training");
@@ -284,13 +284,9 @@ void add_masks_command(CLI::App* convert) {
       "masks",
       "Convert a folder of images and a folder of PNG class masks, paired by file stem, into a "
       "segmentation dataset (image, mask, height, width), in stem order");
-  cmd->add_option("--images", options->images, "Folder of the images (JPEG or PNG)")
-      ->required()
-      ->check(path_value("--images"));
-  cmd->add_option("--masks", options->masks,
-                  "Folder of the masks: PNGs of class indices (gray or palette), one per image")
-      ->required()
-      ->check(path_value("--masks"));
+  add_required_path(cmd, "--images", options->images, "Folder of the images (JPEG or PNG)");
+  add_required_path(cmd, "--masks", options->masks,
+                    "Folder of the masks: PNGs of class indices (gray or palette), one per image");
   add_importer_options(cmd, *options, *shard_mb, "reading and checking files");
   cmd->callback([options, shard_mb] {
     InputSet inputs;
@@ -314,9 +310,7 @@ void add_voc_command(CLI::App* convert) {
       "voc",
       "Convert a Pascal VOC split (its XML boxes) into a detection dataset: one record per "
       "image of ImageSets/Main/SPLIT.txt, in its order, with boxes, labels and difficult");
-  cmd->add_option("src", options->src, "The year's folder: VOCdevkit/VOC2012")
-      ->required()
-      ->check(path_value("SRC"));
+  add_required_path(cmd, "src", options->src, "The year's folder: VOCdevkit/VOC2012", "SRC");
   cmd->add_option("--split", options->split, "The image set: ImageSets/Main/SPLIT.txt")
       ->capture_default_str();
   add_importer_options(cmd, *options, *shard_mb, "reading images");
@@ -340,17 +334,10 @@ void add_convert_command(CLI::App& app) {
   auto shard_mb = std::make_shared<uint64_t>(256);
   CLI::App* idx_cmd = convert->add_subcommand(
       "idx", "Convert an IDX images/labels pair (MNIST family, gzip or raw)");
-  idx_cmd->add_option("--images", idx->images, "IDX file of images (N, rows, cols)")
-      ->required()
-      ->check(path_value("--images"));
-  idx_cmd->add_option("--labels", idx->labels, "IDX file of labels (N)")
-      ->required()
-      ->check(path_value("--labels"));
-  idx_cmd
-      ->add_option("--out", idx->out,
-                   std::string("Dataset directory to create (must not exist)") + kOutUrlHelp)
-      ->required()
-      ->check(path_value("--out"));
+  add_required_path(idx_cmd, "--images", idx->images, "IDX file of images (N, rows, cols)");
+  add_required_path(idx_cmd, "--labels", idx->labels, "IDX file of labels (N)");
+  add_required_path(idx_cmd, "--out", idx->out,
+                    std::string("Dataset directory to create (must not exist)") + kOutUrlHelp);
   add_shard_mb_option(idx_cmd, *shard_mb);
   idx_cmd->callback([idx, shard_mb] {
     InputSet inputs;
@@ -390,16 +377,11 @@ void add_convert_command(CLI::App& app) {
   auto cifar_shard_mb = std::make_shared<uint64_t>(256);
   CLI::App* cifar_cmd = convert->add_subcommand(
       "cifar10", "Convert CIFAR-10's binary version into OUT/train and OUT/test");
-  cifar_cmd
-      ->add_option("--src", cifar->src,
-                   "Directory with data_batch_1..5.bin, test_batch.bin and batches.meta.txt")
-      ->required()
-      ->check(path_value("--src"));
-  cifar_cmd
-      ->add_option("--out", cifar->out,
-                   std::string("Output directory (train/ and test/ must not exist)") + kOutUrlHelp)
-      ->required()
-      ->check(path_value("--out"));
+  add_required_path(cifar_cmd, "--src", cifar->src,
+                    "Directory with data_batch_1..5.bin, test_batch.bin and batches.meta.txt");
+  add_required_path(
+      cifar_cmd, "--out", cifar->out,
+      std::string("Output directory (train/ and test/ must not exist)") + kOutUrlHelp);
   add_shard_mb_option(cifar_cmd, *cifar_shard_mb);
   cifar_cmd->callback([cifar, cifar_shard_mb] {
     run_import(*cifar, *cifar_shard_mb, source_tree(cifar->src), {"train", "test"}, [&] {
