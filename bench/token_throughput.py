@@ -25,6 +25,8 @@ DIR: where the token files are written (uint16, nanoGPT's .bin), kept between ru
 """
 
 import argparse
+import glob
+import importlib.util
 import json
 import os
 import statistics
@@ -35,7 +37,20 @@ import time
 import numpy as np
 import torch
 
-HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python")
+TREE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python")
+
+
+def package_folder() -> str:
+    """Where the rounds import stoker from: this tree's python/ where its extension is built,
+    else the folder holding the stoker this Python imports (an installed package, as
+    scripts/gpu/build.sh makes)."""
+    if glob.glob(os.path.join(TREE, "stoker", "_stoker*.so")):
+        return TREE
+    spec = importlib.util.find_spec("stoker")
+    if spec is None or not spec.submodule_search_locations:
+        sys.exit(f"token_throughput: no stoker to measure: build the extension into {TREE}/stoker "
+                 "or install the package")
+    return os.path.dirname(os.path.abspath(list(spec.submodule_search_locations)[0]))
 BATCH_BYTES_PER_TOKEN = 16  # int64 input_ids and int64 labels
 EOS_ID = 50256  # GPT-2's end of text, nanoGPT's document separator
 
@@ -177,14 +192,15 @@ def main():
                                        args.eos_id, args.packing, args.vocab_size)))
         return
     # Each run: its package folder and vocab_size; the runs go in reverse every other round.
-    trees = {"stoker": (HERE, None)}
+    here = package_folder()
+    trees = {"stoker": (here, None)}
     pairs = []  # (new, old): the ratio new / old, round by round
     if args.baseline:
         pairs.append(("stoker", "baseline"))
-        trees = {"baseline": (os.path.abspath(args.baseline), None), "stoker": (HERE, None)}
+        trees = {"baseline": (os.path.abspath(args.baseline), None), "stoker": (here, None)}
     if args.vocab_size is not None:
         pairs.append(("vocab", "stoker"))
-        trees["vocab"] = (HERE, args.vocab_size)
+        trees["vocab"] = (here, args.vocab_size)
         if args.baseline:
             pairs += [("baseline vocab", "baseline"), ("vocab", "baseline vocab")]
             trees["baseline vocab"] = (trees["baseline"][0], args.vocab_size)
