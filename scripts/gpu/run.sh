@@ -137,8 +137,8 @@ feed() {  # feed NAME ARGS...: bench/gpu_feed.py into $out/NAME.json (and .png, 
     --warmup-steps "${STOKER_GPU_WARMUP:-15}")
   [ -n "${STOKER_GPU_FEEDERS:-}" ] && args+=(--feeders "$STOKER_GPU_FEEDERS")
   [ $dry = 1 ] && args+=(--dry-run)
-  "$PYTHON" "$root/bench/gpu_feed.py" "${args[@]}" --out "$out/$name.json" \
-    --plot "$out/$name" "$@"
+  "$PYTHON" -c 'import matplotlib' 2>/dev/null && args+=(--plot "$out/$name")  # else no figure
+  "$PYTHON" "$root/bench/gpu_feed.py" "${args[@]}" --out "$out/$name.json" "$@"
 }
 
 phase_feed50() { feed feed50 --models resnet50 --cores "$(core_list 2 4 8 16)"; }
@@ -160,8 +160,8 @@ pipeline = T.Compose([T.RandomResizedCrop(224), T.Normalize((0.485, 0.456, 0.406
 loader = stoker.Loader(sys.argv[1], batch_size=64, workers=4, device=sys.argv[2],
                        transforms={"image": pipeline})
 total = 0.0
-for i, batch in enumerate(loader):
-    total += float(batch["image"].double().sum())
+for i, (images, labels) in enumerate(loader):  # an image dataset: [image, label], as ImageFolder
+    total += float(images.double().sum())
     if i == 20:
         break
 print("sanitize:", i + 1, "batches, checksum", total)'
