@@ -119,7 +119,7 @@ export CCACHE_BASEDIR=$root CCACHE_NOHASHDIR=1
 for header in jconfig.h curl/curl.h; do  # the pack's headers, not this machine's
   lines=$(echo "#include <$header>" | "${CXX:-c++}" -E -x c++ - 2>/dev/null || true)
   found=$(grep -m1 -o "\"[^\"]*/$header\"" <<<"$lines" || true)
-  case $found in "\"$prefix/"*) ;; *)
+  case $found in "\"$prefix/"*) echo "build.sh: <$header> is $found" ;; *)
     echo "build.sh: <$header> is ${found:-not found}, not the pack's in $prefix" >&2
     exit 2
     ;;
