@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,18 @@ using testing::expect_error;
 using testing::JpegSpec;
 using testing::PngSpec;
 using testing::span;
+
+// The fixtures' encoder says why libjpeg refused (here an empty image) rather than giving no
+// bytes, which a fixture would only trip over later.
+TEST(ImageHeaderTest, TheFixturesJpegEncoderNamesLibjpegsRefusal) {
+  try {
+    encode_jpeg(JpegSpec{0, 8});
+    FAIL() << "an empty image encoded";
+  } catch (const std::runtime_error& error) {
+    EXPECT_EQ(std::string(error.what()).rfind("encode_jpeg: libjpeg: ", 0), 0u) << error.what();
+    EXPECT_GT(std::string(error.what()).size(), std::string("encode_jpeg: libjpeg: ").size());
+  }
+}
 
 TEST(ImageHeaderTest, ReadsJpegSizeComponentsAndColour) {
   struct Case {

@@ -4,6 +4,8 @@
 #include <zlib.h>
 
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 
 #include "stoker/image/jpeg_errors.h"
 
@@ -94,6 +96,7 @@ std::vector<uint8_t> encode_jpeg(const JpegSpec& spec) {
   std::vector<uint8_t> bytes;
   if (ok) bytes.assign(out, out + out_size);
   free(out);
+  if (!ok) throw std::runtime_error(std::string("encode_jpeg: libjpeg: ") + errors.message);
   return bytes;
 }
 

@@ -34,7 +34,8 @@ struct JpegSpec {
 // The pixels the fixtures encode: `components` bytes per pixel, row-major.
 std::vector<uint8_t> pattern_pixels(int width, int height, int components);
 
-// A JPEG of pattern_pixels; empty if libjpeg refused the spec.
+// A JPEG of pattern_pixels. Throws std::runtime_error with libjpeg's message where it refused
+// the spec (or this libjpeg fails: an empty fixture would fail later, far from the cause).
 std::vector<uint8_t> encode_jpeg(const JpegSpec& spec);
 
 struct PngSpec {
