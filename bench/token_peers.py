@@ -7,9 +7,10 @@ bench/peers/tokens_NAME.py, say how), and stoker again on Megatron's .bin/.idx; 
 (bench/peers/token_worker.py) in its peer's environment (bench/peers/setup.sh), on one core:
 no worker processes, one thread for PyTorch; it reads batches of int64 input_ids and labels
 [--batch, --seq-len] for --seconds or to its epoch's end. A round's loaders run in an order
-turned by one each round, after every file under DIR is read once (cached whole). Reported: medians over rounds of tokens/s (wall clock) and of tokens
-per CPU second of the loader's process, its open (for Megatron: its index building) and first
-batch, and stoker's ratio to each, round by round. --sources N: N files mixed with equal
+turned by one each round, after every file they read is read once (cached whole). Reported:
+medians over rounds of tokens/s (wall clock) and of tokens per CPU second of the loader's
+process, its open (for Megatron: its index building) and first batch, and stoker's ratio to
+each, round by round. --sources N: N files mixed with equal
 weights, each by its peer's own mixing (stoker.Mixture, Grain's IterDataset.mix, litdata's
 CombinedStreamingDataset, Megatron's BlendedDataset, torchtitan's interleaving).
 
@@ -46,17 +47,25 @@ LOADERS = {
 }
 
 
-def read_whole(folder):
-    """Reads every file under `folder` once: the token files and each peer's own (DIR/peers),
-    so that a round's loaders find their data in the page cache whatever it held before. A
-    round measures a new process's first epoch, which otherwise reads from the disk what the
-    cache lost (BENCHMARKS.md: 5.1x against 7.2x, the same files minutes apart)."""
+def read_whole(places):
+    """Drops each file of `places` (files, and folders whole) from the page cache and reads it
+    back, so that a round's loaders find their data cached, and cached alike, whatever the
+    cache held before. A round measures a new process's first epoch, which otherwise reads from
+    the disk what the cache lost, and a file the cache holds in small pages maps slower than
+    one read back in large ones (BENCHMARKS.md: 5.1x, 5.8x and 6.5x, the same files)."""
     buffer = bytearray(16 << 20)
-    for root, _, files in os.walk(folder):
-        for name in files:
-            with open(os.path.join(root, name), "rb") as f:
-                while f.readinto(buffer):
-                    pass
+    files = []
+    for place in places:
+        if os.path.isdir(place):
+            files += [os.path.join(root, name) for root, _, names in os.walk(place)
+                      for name in names]
+        else:
+            files.append(place)
+    for path in files:
+        with open(path, "rb") as f:
+            os.posix_fadvise(f.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
+            while f.readinto(buffer):
+                pass
 
 
 def python_of(environment):
@@ -124,8 +133,11 @@ def main():
     running = [n for n in names if n not in errors]
     runs = {name: [] for name in running}
     memcpy = []
+    # What the running loaders read: the token files and each peer's own storage of them.
+    reads = paths + [place for name in running for place in
+                     (prepared.get(name, {}).get("files") or [])]
     for round_ in range(args.rounds):
-        read_whole(args.dir)
+        read_whole(reads)
         turned = running[round_ % len(running):] + running[:round_ % len(running)]
         for name in turned:
             driver, environment, _ = LOADERS[name]

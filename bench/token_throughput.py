@@ -38,6 +38,8 @@ import numpy as np
 import torch
 
 TREE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python")
+BATCH_BYTES_PER_TOKEN = 16  # int64 input_ids and int64 labels
+EOS_ID = 50256  # GPT-2's end of text, nanoGPT's document separator
 
 
 def package_folder() -> str:
@@ -51,8 +53,6 @@ def package_folder() -> str:
         sys.exit(f"token_throughput: no stoker to measure: build the extension into {TREE}/stoker "
                  "or install the package")
     return os.path.dirname(os.path.abspath(list(spec.submodule_search_locations)[0]))
-BATCH_BYTES_PER_TOKEN = 16  # int64 input_ids and int64 labels
-EOS_ID = 50256  # GPT-2's end of text, nanoGPT's document separator
 
 
 def token_files(folder: str, mb: int, sources: int, doc_tokens: int = 0) -> list:

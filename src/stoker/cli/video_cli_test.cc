@@ -31,7 +31,6 @@ using testing::RunResult;
 
 class VideoCliTest : public ::testing::Test {
  protected:
-  void SetUp() override {}
   // root/CLASS/NAME holding `bytes`.
   void put(const std::string& root, const std::string& name, const std::string& bytes) {
     fs::create_directories(fs::path(root + "/" + name).parent_path());
