@@ -47,6 +47,9 @@ struct SampleInput {
   // field reads; `record` is then empty where every field of the batch is such a copy
   // (Transform::copies_views).
   ViewedRecord viewed;
+  // Bytes a copy of a viewed field brings into cache while it writes (the next sample's views:
+  // BatchLayout::write_samples), or none.
+  ByteSpan ahead;
   const Schema* schema = nullptr;
   // The sample's number: its global dataset index, or r K + k for part k of record r where the
   // order gives each record K samples (IndexSpan::sample: "per_record").

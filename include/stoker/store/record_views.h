@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "stoker/store/schema.h"
+#include "stoker/util/byte_span.h"
 
 namespace stoker {
 
@@ -26,8 +27,10 @@ enum class StoredType { kUint8, kInt8, kUint16, kInt16, kUint32, kInt32, kInt64,
 size_t stored_type_size(StoredType type);
 
 // `n` elements of `type` at `bytes` widened into n int64s at `out` (any alignment), unchecked
-// (a uint64 above int64's range wraps).
-void widen_to_int64(StoredType type, const uint8_t* bytes, size_t n, uint8_t* out);
+// (a uint64 above int64's range wraps). Meanwhile the CPU is hinted to bring `ahead`'s bytes
+// into cache (a prefetch never faults), spread over the writing.
+void widen_to_int64(StoredType type, const uint8_t* bytes, size_t n, uint8_t* out,
+                    ByteSpan ahead = {});
 
 // One field's view: elements of `type` from `offset` bytes after the record's start, written
 // as `dtype`: int64 (from any type, widened) or uint8 (from kUint8 only, copied); or, where
@@ -71,8 +74,11 @@ struct RecordViews {
     for (uint64_t offset = 0; offset < extent; offset += 64) __builtin_prefetch(at + offset);
     __builtin_prefetch(at + extent - 1);
   }
-  // Writes the `elements` elements of fixed field `field` of record i, as its dtype, into `out`.
-  void write(uint64_t i, int field, size_t elements, uint8_t* out) const;
+  // The bytes record i's views read (empty where they read none).
+  ByteSpan bytes(uint64_t i) const { return {start(i), static_cast<size_t>(extent)}; }
+  // Writes the `elements` elements of fixed field `field` of record i, as its dtype, into `out`,
+  // bringing `ahead`'s bytes into cache meanwhile where it widens (widen_to_int64).
+  void write(uint64_t i, int field, size_t elements, uint8_t* out, ByteSpan ahead = {}) const;
   // Rows of the computed variable-length field `field` in record i.
   size_t rows(uint64_t i, int field) const { return computed->rows(i, field); }
   // Writes those rows into `out`.

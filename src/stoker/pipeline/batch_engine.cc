@@ -267,6 +267,13 @@ void BatchEngine::work(int index) {
   }
 }
 
+ByteSpan BatchEngine::bytes_in_place(int64_t i) const {
+  if (i < 0 || dataset_->needs_pins()) return {};
+  const Dataset::Location at = dataset_->locate(static_cast<uint64_t>(i));
+  const RecordViews* views = dataset_->shard(at.shard).views();
+  return views ? views->bytes(at.record) : ByteSpan{};
+}
+
 bool BatchEngine::build_piece(const Piece& piece, Scratch& scratch,
                               const std::function<bool()>& interrupted) {
   BatchBuffer& buffer = *piece.buffer;
@@ -363,7 +370,10 @@ bool BatchEngine::build_piece(const Piece& piece, Scratch& scratch,
   Status written = layout_.write_samples(
       scratch.records.data(), indices, begin, resolved_end, buffer.epoch, options_.seed,
       scratch.field_dst.data(), failed, &at, is_cancelled, scratch.field_shapes.data(),
-      scratch.viewed.data(), &buffer.piece_counters[piece.piece], scratch.parts.data());
+      scratch.viewed.data(), &buffer.piece_counters[piece.piece], scratch.parts.data(),
+      options_.workers == 0 && end > begin
+          ? bytes_in_place(piece.plan.index_after(piece.batch, end - 1))
+          : ByteSpan{});
   if (is_cancelled()) return false;
   // A shard that shrank fails the batch under either policy (what was read of it is zeros): the
   // dataset changed under the run, not one record.

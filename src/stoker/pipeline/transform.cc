@@ -24,7 +24,7 @@ class CopyField : public Transform {
   Status apply(const SampleInput& input, uint8_t* slot) const override {
     if (input.viewed.views) {  // widened from the mapped file straight into the slot
       input.viewed.views->write(input.viewed.record, index_,
-                                static_cast<size_t>(field_.num_elements()), slot);
+                                static_cast<size_t>(field_.num_elements()), slot, input.ahead);
     } else {
       std::memcpy(slot, input.record.data + offset_, bytes_);
     }

@@ -41,6 +41,7 @@
 #include "stoker/store/import/class_folder_source.h"
 #include "stoker/store/mixed_shard_source.h"
 #include "stoker/util/mapped_read_guard.h"
+#include "stoker/util/process_id.h"
 #include "stoker/video/clips_per_video.h"
 
 namespace stoker::python {
@@ -71,7 +72,7 @@ struct Shared {
   // the loader meanwhile.
   std::atomic<bool> busy{false};
   // The process that made the loader, the only one its threads run in: os.fork() copies none.
-  const pid_t pid = ::getpid();
+  const pid_t pid = process_id();
 
   Shared() = default;
   Shared(const Shared&) = delete;
@@ -79,7 +80,7 @@ struct Shared {
   // In a fork's child the loader and its dataset are left as they are (a copy of the parent's
   // memory): destroying them would join threads the child does not have, and wait for ever.
   ~Shared() {
-    if (::getpid() == pid) return;
+    if (process_id() == pid) return;
     static_cast<void>(core.release());
     static_cast<void>(new std::shared_ptr<const Dataset>(std::move(dataset)));
   }
@@ -96,12 +97,12 @@ LoaderCore& configured(Shared& shared) {
 
 // The loader, to run it: RuntimeError, one line, in a fork's child.
 LoaderCore& working(Shared& shared) {
-  if (::getpid() != shared.pid) {
+  if (process_id() != shared.pid) {
     throw std::runtime_error(fmt::format(
         "this stoker.Loader was made in process {} and cannot run in process {}, a fork of it "
         "(os.fork, multiprocessing's fork): its threads stayed in the parent; make the Loader "
         "after forking, in the process that iterates it",
-        shared.pid, ::getpid()));
+        shared.pid, process_id()));
   }
   return configured(shared);
 }

@@ -3,6 +3,7 @@
 #include "stoker/store/record_view.h"
 
 #include <gtest/gtest.h>
+#include <hwy/targets.h>
 
 #include <cstring>
 #include <string>
@@ -156,11 +157,13 @@ std::vector<int64_t> widened_one_by_one(const uint8_t* bytes, size_t n) {
   return out;
 }
 
-// The widening is vectorised per CPU (widen_int64.cc): every length around its vectors' (up to
-// 64 elements a step), from and to odd addresses, gives the reference's values, signed ones
-// sign-extended, and writes nothing past its n.
+// The widening is vectorised per CPU (widen_int64.cc), by hand on AVX2 and AVX-512: on every
+// target Highway compiled that this CPU runs, every length around its vectors' (up to 64
+// elements a step) and its blocks' (256), from and to odd addresses, with bytes to prefetch
+// or none, gives the reference's values, signed ones sign-extended, and writes nothing past
+// its n.
 TEST(RecordViews, WideningGivesEachElementsValueAtAnyLengthAndAlignment) {
-  std::vector<uint8_t> source(8 * 300 + 1);
+  std::vector<uint8_t> source(8 * 600 + 1);
   uint64_t state = 12345;
   for (uint8_t& b : source)
     b = static_cast<uint8_t>((state = state * 6364136223846793005u + 1) >> 56);
@@ -173,20 +176,31 @@ TEST(RecordViews, WideningGivesEachElementsValueAtAnyLengthAndAlignment) {
                {StoredType::kInt16, widened_one_by_one<int16_t>},
                {StoredType::kUint32, widened_one_by_one<uint32_t>},
                {StoredType::kInt32, widened_one_by_one<int32_t>},
-               {StoredType::kInt64, widened_one_by_one<int64_t>}};
-  for (const auto& t : types) {
-    for (size_t n : {size_t{0}, size_t{1}, size_t{7}, size_t{15}, size_t{16}, size_t{17},
-                     size_t{31}, size_t{63}, size_t{64}, size_t{65}, size_t{129}, size_t{299}}) {
-      std::vector<uint8_t> out(8 * n + 9, 0xAB);
-      widen_to_int64(t.type, source.data() + 1, n, out.data() + 1);
-      const std::vector<int64_t> expected = t.reference(source.data() + 1, n);
-      std::vector<int64_t> got(n);
-      if (n > 0) std::memcpy(got.data(), out.data() + 1, 8 * n);
-      EXPECT_EQ(got, expected) << static_cast<int>(t.type) << " n " << n;
-      EXPECT_EQ(out[0], 0xAB);
-      for (size_t k = 8 * n + 1; k < out.size(); ++k) EXPECT_EQ(out[k], 0xAB) << k;
+               {StoredType::kInt64, widened_one_by_one<int64_t>},
+               {StoredType::kUint64, widened_one_by_one<int64_t>}};
+  const std::vector<int64_t> targets = hwy::SupportedAndGeneratedTargets();
+  ASSERT_FALSE(targets.empty());
+  for (const int64_t target : targets) {
+    hwy::SetSupportedTargetsForTest(target);
+    for (const auto& t : types) {
+      for (size_t n : {size_t{0}, size_t{1}, size_t{3}, size_t{7}, size_t{15}, size_t{16},
+                       size_t{17}, size_t{31}, size_t{63}, size_t{64}, size_t{65}, size_t{129},
+                       size_t{255}, size_t{256}, size_t{257}, size_t{299}, size_t{599}}) {
+        for (const ByteSpan ahead : {ByteSpan{}, ByteSpan{source.data() + 3, 4099}}) {
+          std::vector<uint8_t> out(8 * n + 9, 0xAB);
+          widen_to_int64(t.type, source.data() + 1, n, out.data() + 1, ahead);
+          const std::vector<int64_t> expected = t.reference(source.data() + 1, n);
+          std::vector<int64_t> got(n);
+          if (n > 0) std::memcpy(got.data(), out.data() + 1, 8 * n);
+          EXPECT_EQ(got, expected)
+              << hwy::TargetName(target) << " type " << static_cast<int>(t.type) << " n " << n;
+          EXPECT_EQ(out[0], 0xAB);
+          for (size_t k = 8 * n + 1; k < out.size(); ++k) EXPECT_EQ(out[k], 0xAB) << k;
+        }
+      }
     }
   }
+  hwy::SetSupportedTargetsForTest(0);  // the CPU's own again
 }
 
 }  // namespace

@@ -22,12 +22,13 @@ size_t stored_type_size(StoredType type) {
   return 1;
 }
 
-void RecordViews::write(uint64_t i, int field, size_t elements, uint8_t* out) const {
+void RecordViews::write(uint64_t i, int field, size_t elements, uint8_t* out,
+                        ByteSpan ahead) const {
   const FieldView& view = fields[static_cast<size_t>(field)];
   if (view.computed) return computed->write(i, field, out);
   const uint8_t* from = start(i) + view.offset;
   if (view.dtype == DType::kInt64) {
-    widen_to_int64(view.type, from, elements, out);
+    widen_to_int64(view.type, from, elements, out, ahead);
   } else {
     std::memcpy(out, from, elements * stored_type_size(view.type));
   }
