@@ -112,14 +112,12 @@ class BatchLayout {
   // adds shard and record. `cancelled`, if set, is asked before each sample: true stops there with
   // kCancelled (the samples left unwritten), so a loader being destroyed need not finish heavy
   // samples. `parts` (may be null: all 0): which of its record's samples each is
-  // (SampleInput::part, Dataset::part). `after`: the bytes of the sample read in place that the
-  // caller builds next, which the last sample brings into cache (SampleInput::ahead), or none.
+  // (SampleInput::part, Dataset::part).
   Status write_samples(const ByteSpan* records, const IndexSpan& samples, size_t begin, size_t end,
                        int64_t epoch, uint64_t seed, uint8_t* const* dst, uint8_t* failed,
                        size_t* failed_at, const std::function<bool()>& cancelled = {},
                        int64_t* const* shapes = nullptr, const ViewedRecord* viewed = nullptr,
-                       SampleCounters* counters = nullptr, const int64_t* parts = nullptr,
-                       ByteSpan after = {}) const;
+                       SampleCounters* counters = nullptr, const int64_t* parts = nullptr) const;
   // Whether every field copies a viewed record's views (Transform::copies_views): the engine
   // then passes viewed records (`viewed` above) without their bytes.
   bool copies_views() const { return copies_views_; }

@@ -166,9 +166,6 @@ class EpochPlan {
   int64_t global_position_after(int64_t b) const;
   // The plan's whole index sequence: a Sampler's from start(), an explicit plan's all of it.
   IndexSpan sequence() const;
-  // The index after sample k of batch b in the sequence (after a batch's last: the next
-  // batch's first), or -1 after the sequence's last. Requires 0 <= b < num_batches().
-  int64_t index_after(int64_t b, size_t k) const;
 
  private:
   friend class Sampler;

@@ -76,6 +76,10 @@ struct RecordViews {
   }
   // The bytes record i's views read (empty where they read none).
   ByteSpan bytes(uint64_t i) const { return {start(i), static_cast<size_t>(extent)}; }
+  // Hints the CPU to bring the first line of the bytes record i's views read into cache.
+  void prefetch_first(uint64_t i) const {
+    if (extent > 0) __builtin_prefetch(start(i));
+  }
   // Writes the `elements` elements of fixed field `field` of record i, as its dtype, into `out`,
   // bringing `ahead`'s bytes into cache meanwhile where it widens (widen_to_int64).
   void write(uint64_t i, int field, size_t elements, uint8_t* out, ByteSpan ahead = {}) const;

@@ -267,13 +267,6 @@ void BatchEngine::work(int index) {
   }
 }
 
-ByteSpan BatchEngine::bytes_in_place(int64_t i) const {
-  if (i < 0 || dataset_->needs_pins()) return {};
-  const Dataset::Location at = dataset_->locate(static_cast<uint64_t>(i));
-  const RecordViews* views = dataset_->shard(at.shard).views();
-  return views ? views->bytes(at.record) : ByteSpan{};
-}
-
 bool BatchEngine::build_piece(const Piece& piece, Scratch& scratch,
                               const std::function<bool()>& interrupted) {
   BatchBuffer& buffer = *piece.buffer;
@@ -354,6 +347,10 @@ bool BatchEngine::build_piece(const Piece& piece, Scratch& scratch,
     // A record read in place (a token file's sample) is passed as its views alone where every
     // field copies them: widened straight into the batch, no record built.
     scratch.viewed[k] = {reader.views(), at.record};
+    // Such a sample is a page or so at a random place: its first line asked for now overlaps
+    // its address translation and first miss with resolving the rest (write_samples brings in
+    // the rest of each while the one before is widened; measured 5-8% faster).
+    if (reader.views()) reader.views()->prefetch_first(at.record);
     // A record's part: the order's (a "per_record" order's occurrence), else its reader's.
     scratch.parts[k] = indices.parts ? indices.part(k) : reader.part(at.record);
     scratch.records[k] =
@@ -370,10 +367,7 @@ bool BatchEngine::build_piece(const Piece& piece, Scratch& scratch,
   Status written = layout_.write_samples(
       scratch.records.data(), indices, begin, resolved_end, buffer.epoch, options_.seed,
       scratch.field_dst.data(), failed, &at, is_cancelled, scratch.field_shapes.data(),
-      scratch.viewed.data(), &buffer.piece_counters[piece.piece], scratch.parts.data(),
-      options_.workers == 0 && end > begin
-          ? bytes_in_place(piece.plan.index_after(piece.batch, end - 1))
-          : ByteSpan{});
+      scratch.viewed.data(), &buffer.piece_counters[piece.piece], scratch.parts.data());
   if (is_cancelled()) return false;
   // A shard that shrank fails the batch under either policy (what was read of it is zeros): the
   // dataset changed under the run, not one record.

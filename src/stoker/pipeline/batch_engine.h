@@ -165,10 +165,6 @@ class BatchEngine {
   int64_t end_seq() const STOKER_REQUIRES(mutex_);
   // Fresh working state (failures, piece statuses and counters) for a batch about to be built.
   void clear_working_state(BatchBuffer& buffer) const;
-  // The bytes dataset index i is read from in place (record_views.h), where its shard needs no
-  // pin; none else, or for i < 0. Built inline, a piece's last sample brings the next one's
-  // bytes into cache (BatchLayout::write_samples' `after`).
-  ByteSpan bytes_in_place(int64_t i) const;
   // Builds samples of `piece` into its buffer; returns false if cancelled (or `interrupted`,
   // which may be empty) meanwhile.
   bool build_piece(const Piece& piece, Scratch& scratch,

@@ -271,7 +271,7 @@ Status BatchLayout::write_samples(const ByteSpan* records, const IndexSpan& samp
                                   uint8_t* failed, size_t* failed_at,
                                   const std::function<bool()>& cancelled, int64_t* const* shapes,
                                   const ViewedRecord* viewed, SampleCounters* counters,
-                                  const int64_t* parts, ByteSpan after) const {
+                                  const int64_t* parts) const {
   if (any_variable_ && shapes == nullptr)
     return Status(StatusCode::kInternal, "a batch of variable fields needs their shapes' arrays");
   // A built record: every cache line the fields read, the last one included (records are not
@@ -304,9 +304,8 @@ Status BatchLayout::write_samples(const ByteSpan* records, const IndexSpan& samp
     if (cancelled && cancelled()) return Status(StatusCode::kCancelled, "cancelled");
     input.record = records[k];
     if (viewed) input.viewed = viewed[k];
-    input.ahead = k + 1 == end      ? after
-                  : in_place(k + 1) ? viewed[k + 1].views->bytes(viewed[k + 1].record)
-                                    : ByteSpan{};
+    input.ahead = k + 1 < end && in_place(k + 1) ? viewed[k + 1].views->bytes(viewed[k + 1].record)
+                                                 : ByteSpan{};
     input.index = samples.sample(k);
     if (parts) input.part = parts[k];
     input.repeat = samples.repeat(k);

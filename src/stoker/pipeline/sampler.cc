@@ -151,11 +151,6 @@ int64_t EpochPlan::global_position_after(int64_t b) const {
   return std::min(max_position_, start_ + per_rank * world_size_);
 }
 
-int64_t EpochPlan::index_after(int64_t b, size_t k) const {
-  const auto at = static_cast<size_t>((*offsets_)[b]) + k + 1;
-  return at < indices_->size() ? (*indices_)[at] : -1;
-}
-
 IndexSpan EpochPlan::sequence() const {
   if (!indices_) return IndexSpan{};
   return span(0, static_cast<int64_t>(indices_->size()));

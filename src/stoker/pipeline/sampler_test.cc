@@ -480,29 +480,6 @@ void expect_invalid_argument(void (*f)()) {
 }
 
 // Bad options are LoaderCore's to refuse (loader_core_test); a plan's bad arguments throw.
-// index_after(b, k) is the index that follows batch b's sample k in the rank's own sequence:
-// within a batch its next sample, after a batch's last the next batch's first (what an
-// inline build reads next), -1 after the last, on every rank and with a resumed start.
-TEST(SamplerTest, IndexAfterIsTheRanksNextIndex) {
-  for (LastBatch last : kModes) {
-    for (int64_t start : {int64_t{0}, int64_t{7}}) {
-      for (const EpochPlan& plan : world_plans(23, 2, 3, last, 4, start)) {
-        std::vector<int64_t> sequence;
-        for (const auto& batch : all_batches(plan))
-          sequence.insert(sequence.end(), batch.begin(), batch.end());
-        size_t at = 0;
-        for (int64_t b = 0; b < plan.num_batches(); ++b) {
-          for (size_t k = 0; k < plan.batch(b).size; ++k, ++at) {
-            EXPECT_EQ(plan.index_after(b, k), at + 1 < sequence.size() ? sequence[at + 1] : -1)
-                << "batch " << b << " sample " << k;
-          }
-        }
-        EXPECT_EQ(at, sequence.size());
-      }
-    }
-  }
-}
-
 TEST(SamplerTest, BadArgumentsThrow) {
   expect_invalid_argument([] { Sampler(10, SamplerOptions{}).plan(-1); });
   expect_invalid_argument([] { Sampler(10, SamplerOptions{}).plan(0, -1); });
