@@ -264,7 +264,8 @@ class _Formatted(_Wrapped):
     """An iteration whose dict batches become sequences of the fields `names` in that order:
     lists (default_collate's form of tuple samples) or tuples. Taken by itemgetter, in C, in
     its own __next__ (no change()): a token file's batch takes microseconds, and each Python
-    call counts."""
+    call counts. Tuples straight from the native epoch need none (LoaderEpoch.as_tuple, where
+    no other step comes between)."""
 
     def __init__(self, inner, names: tuple, as_list: bool):
         super().__init__(inner)
@@ -771,6 +772,7 @@ class NativeLoader:
                 iteration = self._native.explicit_epoch(epoch, indices, sizes,
                                                         self._native.state()[2],
                                                         repeats=self._order_of.repeats)
+            native = iteration
             source = self._native  # what says the state after each batch of `iteration`
             if self._python:
                 iteration = self._python.epoch(iteration, epoch, self._native, self._rewind)
@@ -793,7 +795,8 @@ class NativeLoader:
                     self._torch): batch[name].view(torch.bool))
             if self._nested:
                 iteration = nested_fields(self._torch, iteration, self._nested)
-            if self._names != "dict":
+            if self._names != "dict" and not (iteration is native and not self._as_list and
+                                              native.as_tuple(list(self._names))):
                 iteration = _Formatted(iteration, self._names, self._as_list)
             if self._batch_transform:
                 iteration = _BatchTransformEpoch(iteration, self._batch_transform, epoch, state)

@@ -654,6 +654,20 @@ def test_an_image_and_label_dataset_gives_tuples_as_a_dataloader_does(labelled):
     assert label.tolist() == [0, 1, 2, 3] and image.dtype == torch.uint8
 
 
+def test_tuples_come_straight_from_the_native_epoch_and_hold_the_dicts_fields(labelled):
+    # No Python step between the native epoch and the tuple (a token batch takes microseconds);
+    # the fields named, in that order, a subset too, as the dict's.
+    as_dicts = list(stoker.Loader(labelled, batch_size=16, shuffle=False, batch_format="dict"))
+    for names in (("image", "label"), ("label", "image"), ("label",)):
+        iteration = iter(stoker.Loader(labelled, batch_size=16, shuffle=False, batch_format=names))
+        batches = list(iteration)
+        assert type(iteration._iteration).__name__ == "LoaderEpoch"
+        assert len(batches) == len(as_dicts)
+        for batch, want in zip(batches, as_dicts):
+            assert type(batch) is tuple and len(batch) == len(names)
+            assert all(torch.equal(got, want[name]) for got, name in zip(batch, names))
+
+
 def test_other_fields_come_as_dicts_as_dataloader_collates_dict_samples(classes):
     loader = stoker.Loader(classes, batch_size=8, batches=stoker.Batches(batch_format="dict"))
     batch = next(iter(loader))

@@ -611,8 +611,28 @@ class BoundEpoch {
     size_ = epoch_->size();
   }
 
-  // The next batch: {name: tensor}. StopIteration after the last.
-  py::dict next() {
+  // From now on each batch is the tuple of the entries `names` of its dict, in that order
+  // (stoker.Loader's batch_format as names, without a dict and a Python call between): false,
+  // and no change, unless each is a field of the batch or a padded field's NAME_sizes.
+  bool as_tuple(const std::vector<std::string>& names) {
+    std::vector<size_t> picks;  // 2 f: field f; 2 f + 1: its sizes
+    for (const std::string& name : names) {
+      size_t pick = SIZE_MAX;
+      for (size_t f = 0; f < shared_->names.size() && pick == SIZE_MAX; ++f) {
+        if (name == shared_->names[f].cast<std::string>()) pick = 2 * f;
+        const auto sizes = shared_->sizes_names[f].cast<std::string>();  // "" unless padded
+        if (!sizes.empty() && name == sizes) pick = 2 * f + 1;
+      }
+      if (pick == SIZE_MAX) return false;
+      picks.push_back(pick);
+    }
+    tuple_picks_ = std::move(picks);
+    return true;
+  }
+
+  // The next batch: {name: tensor}, or the tuple as_tuple asked for. StopIteration after the
+  // last.
+  py::object next() {
     if (PyThread_get_thread_ident() != owner_thread_)
       throw std::runtime_error(
           "an epoch's batches are taken by the thread that started it; start an iteration in "
@@ -638,19 +658,21 @@ class BoundEpoch {
       end_epoch();
       throw py::stop_iteration();
     }
-    py::dict out;
-    for (size_t f = 0; f < batch_.fields.size(); ++f) {
-      const HostField& field = batch_.fields[f];
-      if (!field.sizes || field.padded) {
-        out[shared_->names[f]] = shared_->to_tensor(to_dlpack(field, batch_.owner));
-      } else {  // a list of the samples, each a view of its slot
-        py::list samples;
-        for (int64_t k = 0; k < batch_.size; ++k)
-          samples.append(shared_->to_tensor(to_dlpack(sample_of(field, k), batch_.owner)));
-        out[shared_->names[f]] = std::move(samples);
+    py::object out;
+    if (tuple_picks_) {
+      py::tuple picked(tuple_picks_->size());  // stoker.Loader refuses a name given twice
+      for (size_t i = 0; i < tuple_picks_->size(); ++i) {
+        const size_t pick = (*tuple_picks_)[i];
+        picked[i] = entry(pick / 2, pick % 2 == 1);
       }
-      if (field.padded)
-        out[shared_->sizes_names[f]] = shared_->to_tensor(to_dlpack(sizes_of(field), batch_.owner));
+      out = std::move(picked);
+    } else {
+      py::dict entries;
+      for (size_t f = 0; f < batch_.fields.size(); ++f) {
+        entries[shared_->names[f]] = entry(f, false);
+        if (batch_.fields[f].padded) entries[shared_->sizes_names[f]] = entry(f, true);
+      }
+      out = std::move(entries);
     }
     batch_.owner.reset();  // the tensors alone keep the buffer from the pool
     last_padding_ = batch_.padding;
@@ -701,6 +723,19 @@ class BoundEpoch {
   int64_t last_padding_ = 0;
   int64_t last_index_ = 0;
   std::vector<int64_t> last_records_;
+  std::optional<std::vector<size_t>> tuple_picks_;  // as_tuple's, by entry (2 f or 2 f + 1)
+
+  // Field f of the batch just taken: a tensor (a list of each sample's, for a variable field
+  // neither padded nor nested), or with `sizes` a padded field's sizes.
+  py::object entry(size_t f, bool sizes) const {
+    const HostField& field = batch_.fields[f];
+    if (sizes) return shared_->to_tensor(to_dlpack(sizes_of(field), batch_.owner));
+    if (!field.sizes || field.padded) return shared_->to_tensor(to_dlpack(field, batch_.owner));
+    py::list samples;  // a view of each sample's slot
+    for (int64_t k = 0; k < batch_.size; ++k)
+      samples.append(shared_->to_tensor(to_dlpack(sample_of(field, k), batch_.owner)));
+    return std::move(samples);
+  }
 
   // Ends the epoch with the GIL released: its workers are joined, and a worker may be inside a
   // call that takes the GIL (a pinned-memory allocator given from Python), or just slow.
@@ -851,6 +886,7 @@ void register_loader(py::module_& module) {
   py::class_<BoundEpoch>(module, "LoaderEpoch", "The batches of one epoch of a LoaderCore.")
       .def("__iter__", [](py::object self) { return self; })
       .def("__next__", &BoundEpoch::next)
+      .def("as_tuple", &BoundEpoch::as_tuple, "names"_a)
       .def("__len__", &BoundEpoch::size)
       .def("close", &BoundEpoch::close)
       .def_property_readonly("live", &BoundEpoch::live)
