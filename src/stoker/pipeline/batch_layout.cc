@@ -284,8 +284,8 @@ Status BatchLayout::write_samples(const ByteSpan* records, const IndexSpan& samp
   const auto in_place = [records, viewed](size_t k) {
     return !records[k].data && viewed && viewed[k].views;
   };
-  auto prefetch = [this, records, in_place](size_t k) {
-    if (in_place(k)) return;
+  auto prefetch = [this, records](size_t k) {
+    if (!records[k].data) return;  // read in place, or failed
     for (size_t at = 0; at < record_prefix_ + 63; at += 64)
       __builtin_prefetch(records[k].data + at);
   };
