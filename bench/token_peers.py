@@ -52,7 +52,7 @@ def read_whole(places):
     back, so that a round's loaders find their data cached, and cached alike, whatever the
     cache held before. A round measures a new process's first epoch, which otherwise reads from
     the disk what the cache lost, and a file the cache holds in small pages maps slower than
-    one read back in large ones (BENCHMARKS.md: 5.1x, 5.8x and 6.5x, the same files)."""
+    one read back in large ones (BENCHMARKS.md, "The page cache")."""
     buffer = bytearray(16 << 20)
     files = []
     for place in places:
