@@ -214,9 +214,18 @@ class Sampler {
   // start < 0, and Error (kCancelled) once the thread's cancellation in scope is set
   // (util/cancel_scope.h: Ctrl-C during a long epoch's build), as order() does.
   EpochPlan plan(int64_t epoch, int64_t start = 0) const;
+  // plan(epoch, start) from the epoch's samples(epoch), computed once by a caller that needs
+  // them for more (a shard source's schedule); a single rank's plan from the epoch's start
+  // takes them as its indices. Precondition (asserted): samples.size() == dataset_size().
+  EpochPlan plan(int64_t epoch, int64_t start, std::vector<int64_t> samples) const;
+  // The order's samples of epoch `epoch`, repeats included: values in [0, dataset size x
+  // samples per record). O(N) time and memory. Throws as plan() does.
+  std::vector<int64_t> samples(int64_t epoch) const;
   // The global order of epoch `epoch` (the definition above, repeats included), as dataset
-  // indices. O(N) time and memory. Throws Error (kInvalidArgument) if epoch < 0.
+  // indices: samples(epoch) each divided by samples_per_record(). O(N) time and memory.
   std::vector<int64_t> order(int64_t epoch) const;
+  // The samples each record gives (GlobalOrder::samples_per_record): 1 but for "per_record".
+  int64_t samples_per_record() const;
   // plan(e, start).num_batches() for any epoch e, in O(1).
   int64_t num_batches(int64_t start = 0) const;
 
@@ -227,8 +236,6 @@ class Sampler {
  private:
   // Samples this rank takes from global position `start` to the end of an epoch.
   int64_t samples_per_rank(int64_t start) const;
-  // The order's samples of epoch `epoch`, repeats included.
-  std::vector<int64_t> samples(int64_t epoch) const;
 
   std::shared_ptr<const GlobalOrder> order_;
   int64_t dataset_size_;

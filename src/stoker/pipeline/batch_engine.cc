@@ -81,15 +81,24 @@ int64_t BatchEngine::num_batches() const {
   return plans_.empty() ? 0 : plans_.front().plan.num_batches();
 }
 
-void BatchEngine::start(int64_t epoch, int64_t position) {
+void BatchEngine::start(int64_t epoch, int64_t position) { start(epoch, position, {}, {}); }
+
+void BatchEngine::start(int64_t epoch, int64_t position, std::vector<int64_t> samples,
+                        std::vector<int64_t> next_samples) {
+  // An epoch's samples are never empty (a dataset has records): empty, not given.
+  const auto plan_of = [this](int64_t e, int64_t p, std::vector<int64_t> given) {
+    return given.empty() ? sampler_.plan(e, p) : sampler_.plan(e, p, std::move(given));
+  };
   {
     MutexLock lock(mutex_);
     const bool keep = plans_.size() == 2 && plans_[1].plan.epoch() == epoch &&
                       plans_[1].plan.start() == position && next_deliver_ == plans_[1].first_seq;
     // Both plans before any change: a build cancelled (kCancelled) leaves the engine as it was.
+    // Each epoch's samples are let go once its plan is built.
     std::optional<EpochPlan> plan, next;
-    if (!keep) plan.emplace(sampler_.plan(epoch, position));
-    if (options_.workers > 0) next.emplace(sampler_.plan(epoch + 1, 0));
+    if (!keep) plan.emplace(plan_of(epoch, position, std::move(samples)));
+    samples = {};
+    if (options_.workers > 0) next.emplace(plan_of(epoch + 1, 0, std::move(next_samples)));
     if (keep) {
       plans_.pop_front();
     } else {

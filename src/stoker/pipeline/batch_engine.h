@@ -96,6 +96,10 @@ class BatchEngine {
   // (kCancelled) and changes nothing if the thread's cancellation in scope (cancel_scope.h)
   // ends the plans' build.
   void start(int64_t epoch, int64_t position) STOKER_EXCLUDES(mutex_);
+  // The same, from the two epochs' samples (Sampler::samples of this engine's sampler), where
+  // the caller computed them already: each order is then computed once.
+  void start(int64_t epoch, int64_t position, std::vector<int64_t> samples,
+             std::vector<int64_t> next_samples) STOKER_EXCLUDES(mutex_);
   // Deliver `plan` next, and nothing behind it.
   void start(EpochPlan plan) STOKER_EXCLUDES(mutex_);
   // The next batch of the started plan, or nullptr after its last. Blocks while it is built.

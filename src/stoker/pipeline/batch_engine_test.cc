@@ -79,6 +79,26 @@ class BatchEngineTest : public ::testing::Test {
   std::shared_ptr<PipelineStats> stats_;
 };
 
+// Started with the epochs' samples (the loader's, computed once for its shard schedule too),
+// inline and with workers, from an epoch's start, mid-epoch, and into the next epoch built
+// behind it: the same batches as started without them.
+TEST_F(BatchEngineTest, StartedWithTheEpochsSamplesDeliversTheSameBatches) {
+  SamplerOptions so;
+  so.seed = 11;  // engine()'s sampler
+  so.batch_size = 32;
+  const Sampler sampler(kRecords, so);
+  for (const int workers : {0, 2}) {
+    SCOPED_TRACE(workers);
+    auto plain = engine(workers);
+    auto given = engine(workers);
+    for (const auto& [epoch, position] : {std::pair<int64_t, int64_t>{1, 0}, {2, 0}, {4, 96}}) {
+      plain->start(epoch, position);
+      given->start(epoch, position, sampler.samples(epoch), sampler.samples(epoch + 1));
+      EXPECT_EQ(contents(*given), contents(*plain)) << epoch << " from " << position;
+    }
+  }
+}
+
 TEST_F(BatchEngineTest, VerifyOnceTrustsRecordsAfterTheirFirstCheck) {
   for (int workers : {0, 2}) {
     const std::string dir = dir_ / ("once" + std::to_string(workers));

@@ -59,12 +59,15 @@ Sampler make_sampler(const Dataset& dataset, const LoaderOptions& o) {
 // Tells a dataset whose shards are fetched (a remote one) epoch `e`'s order and the next
 // epoch's (empty: not known), from which it has each shard's use in e and e + 1, and the
 // positions the engine's window of batches may read ahead of the loader's position, which its
-// cache keeps. The caller checks needs_pins() first.
+// cache keeps. The orders hold samples, `per_record` a record (schedule_from_order.h). The
+// caller checks needs_pins() first.
 void advise_dataset(const Dataset& dataset, int64_t e, const std::vector<int64_t>& order,
-                    const std::vector<int64_t>& next_order, int64_t lookahead) {
+                    const std::vector<int64_t>& next_order, int64_t lookahead,
+                    int64_t per_record = 1) {
   const std::vector<uint64_t>& starts = dataset.shard_starts();
   dataset.advise(
-      schedule_from_order(e, order, next_order, std::vector<int64_t>(starts.begin(), starts.end())),
+      schedule_from_order(e, order, next_order, std::vector<int64_t>(starts.begin(), starts.end()),
+                          per_record),
       lookahead);
 }
 
@@ -289,12 +292,17 @@ LoaderCore::Epoch LoaderCore::epoch(int64_t e) {
   check_epoch_start(e);
   const int64_t start = e == state_.epoch ? state_.position : 0;
   if (dataset_->needs_pins()) {  // all ranks' positions: they share the order
+    // The engine's order (its sampler is this one's twin): each epoch's computed once.
     const Sampler sampler = make_sampler(*dataset_, options_);
-    advise_dataset(*dataset_, e, sampler.order(e), sampler.order(e + 1),
-                   window_samples(options_) * options_.world_size);
+    std::vector<int64_t> samples = sampler.samples(e), next = sampler.samples(e + 1);
+    advise_dataset(*dataset_, e, samples, next, window_samples(options_) * options_.world_size,
+                   sampler.samples_per_record());
+    dataset_->advance(start);
+    engine_->start(e, start, std::move(samples), std::move(next));
+  } else {
+    dataset_->advance(start);
+    engine_->start(e, start);
   }
-  dataset_->advance(start);
-  engine_->start(e, start);
   return begin_epoch();
 }
 

@@ -170,6 +170,8 @@ Sampler::Sampler(int64_t dataset_size, SamplerOptions options)
     : Sampler(std::vector<int64_t>{dataset_size}, options) {}
 
 std::vector<int64_t> Sampler::samples(int64_t epoch) const {
+  if (epoch < 0)
+    throw Error(invalid_argument("Sampler: epoch must be >= 0, got " + std::to_string(epoch)));
   std::vector<int64_t> order = order_->order(epoch);
   // Each base sample `repeats` times in a row; backwards, so that order[q / k] is still unread.
   for (int64_t q = dataset_size_ - 1; q >= 0 && options_.repeats > 1; --q) {
@@ -180,40 +182,62 @@ std::vector<int64_t> Sampler::samples(int64_t epoch) const {
 }
 
 std::vector<int64_t> Sampler::order(int64_t epoch) const {
-  if (epoch < 0)
-    throw Error(invalid_argument("Sampler: epoch must be >= 0, got " + std::to_string(epoch)));
   std::vector<int64_t> order = samples(epoch);
-  const int64_t per_record = order_->samples_per_record();
+  const int64_t per_record = samples_per_record();
   if (per_record > 1)
     for (int64_t& s : order) s /= per_record;
   return order;
 }
 
-EpochPlan Sampler::plan(int64_t epoch, int64_t start) const {
+int64_t Sampler::samples_per_record() const { return order_->samples_per_record(); }
+
+namespace {
+
+void check_plan_start(int64_t epoch, int64_t start) {
   if (epoch < 0 || start < 0) {
     throw Error(invalid_argument("Sampler: epoch and start must be >= 0, got epoch " +
                                  std::to_string(epoch) + ", start " + std::to_string(start)));
   }
+}
+
+}  // namespace
+
+EpochPlan Sampler::plan(int64_t epoch, int64_t start) const {
+  check_plan_start(epoch, start);
+  return plan(epoch, start, samples_per_rank(start) > 0 ? samples(epoch) : std::vector<int64_t>{});
+}
+
+EpochPlan Sampler::plan(int64_t epoch, int64_t start, std::vector<int64_t> order) const {
+  check_plan_start(epoch, start);
   const int64_t n = dataset_size_;
   const int64_t w = options_.world_size;
-  const int64_t r = options_.rank;
   const int64_t per_rank = samples_per_rank(start);
   const int64_t k = options_.repeats;
   const int64_t per_record = order_->samples_per_record();
   std::vector<int64_t> indices;
   std::vector<int32_t> repeats, parts;
-  if (per_rank > 0) {
-    const std::vector<int64_t> order = samples(epoch);
+  assert(per_rank == 0 || static_cast<int64_t>(order.size()) == n);
+  if (per_rank > 0 && w == 1 && start == 0 && k == 1 && per_record == 1 && per_rank <= n) {
+    indices = std::move(order);  // the order's first per_rank samples, as they are
+    indices.resize(static_cast<size_t>(per_rank));
+  } else if (per_rank > 0) {
     indices.resize(static_cast<size_t>(per_rank));
     if (k > 1) repeats.resize(static_cast<size_t>(per_rank));
     if (per_record > 1) parts.resize(static_cast<size_t>(per_rank));
+    // This rank's i-th position, start + i * w + rank, past n (padding) wrapping to the start of
+    // the order: stepped, not divided, a sample.
+    int64_t position = (start + options_.rank) % n;
     for (int64_t i = 0; i < per_rank; ++i) {
       poll_cancellation(i);
-      // Positions past n (padding) wrap to the start of the order.
-      const int64_t position = (start + i * w + r) % n;
-      indices[i] = order[position] / per_record;
+      if (per_record > 1) {
+        indices[i] = order[position] / per_record;
+        parts[i] = static_cast<int32_t>(order[position] % per_record);
+      } else {
+        indices[i] = order[position];
+      }
       if (k > 1) repeats[i] = static_cast<int32_t>(position % k);
-      if (per_record > 1) parts[i] = static_cast<int32_t>(order[position] % per_record);
+      position += w;
+      if (position >= n) position %= n;
     }
   }
   std::vector<int64_t> offsets = uniform_offsets(per_rank, options_.batch_size);

@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <numeric>
+#include <tuple>
 #include <vector>
 
+#include "stoker/pipeline/order_registry.h"
 #include "stoker/util/rng.h"
 #include "stoker/util/status.h"
 
@@ -470,6 +472,81 @@ TEST(SamplerTest, PlansAreIndependentOfEachOtherAndCopiesShareData) {
   EXPECT_EQ(sampler.options().batch_size, 4);
 }
 
+// This rank's deal of the epoch's samples by the definition (sampler.h): position
+// start + i W + r, wrapping past N, for each of the rank's samples; its repeat position mod k;
+// its dataset index and part the sample's quotient and remainder by K.
+struct Deal {
+  std::vector<int64_t> indices, repeats, parts;
+  bool operator==(const Deal& o) const {
+    return std::tie(indices, repeats, parts) == std::tie(o.indices, o.repeats, o.parts);
+  }
+};
+
+Deal dealt(const std::vector<int64_t>& samples, int64_t start, int w, int r, int64_t k,
+           int64_t per_record, int64_t per_rank) {
+  Deal d;
+  const auto n = static_cast<int64_t>(samples.size());
+  for (int64_t i = 0; i < per_rank; ++i) {
+    const int64_t position = (start + i * w + r) % n;
+    d.indices.push_back(samples[position] / per_record);
+    d.repeats.push_back(position % k);
+    d.parts.push_back(samples[position] % per_record);
+  }
+  return d;
+}
+
+Deal deal_of(const EpochPlan& plan) {
+  Deal d;
+  for (int64_t b = 0; b < plan.num_batches(); ++b) {
+    const IndexSpan span = plan.batch(b);
+    for (size_t j = 0; j < span.size; ++j) {
+      d.indices.push_back(span[j]);
+      d.repeats.push_back(span.repeat(j));
+      d.parts.push_back(span.part(j));
+    }
+  }
+  return d;
+}
+
+// The plan, and the plan from the samples a caller computed (the loader's, shared with its
+// shard schedule), deal the epoch's samples as defined, whatever the world, rank, start,
+// repeats, last batch and samples per record (a single rank's from the start takes the
+// samples as its indices).
+TEST(SamplerTest, PlansDealTheEpochsSamplesAsDefined) {
+  for (const int64_t per_record : {1, 3}) {
+    for (const int64_t records : {1, 7, 100}) {
+      OrderInput input;
+      input.seed = 5;
+      input.parts = {{records}};
+      const auto order =
+          make_order("per_record", input, {{"samples", per_record}}).value_or_throw();
+      const int64_t n = order->epoch_size();
+      for (const int w : {1, 2, 3}) {
+        for (const int64_t k : {1, 2}) {
+          for (LastBatch last : kModes) {
+            for (const int64_t start : {int64_t{0}, int64_t{1}, n / 2, n}) {
+              for (int r = 0; r < w; ++r) {
+                SamplerOptions options = make_options(5, r, w, 4, last);
+                options.repeats = k;
+                const Sampler sampler(order, options);
+                SCOPED_TRACE(::testing::Message()
+                             << "K=" << per_record << " n=" << n << " W=" << w << " r=" << r
+                             << " k=" << k << " last=" << kLastBatchNames.name(last)
+                             << " start=" << start);
+                const std::vector<int64_t> samples = sampler.samples(3);
+                const Deal expected = dealt(samples, start, w, r, k, per_record,
+                                            expected_per_rank(n - std::min(start, n), w, 4, last));
+                EXPECT_EQ(deal_of(sampler.plan(3, start)), expected);
+                EXPECT_EQ(deal_of(sampler.plan(3, start, samples)), expected);
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 void expect_invalid_argument(void (*f)()) {
   try {
     f();
@@ -483,6 +560,9 @@ void expect_invalid_argument(void (*f)()) {
 TEST(SamplerTest, BadArgumentsThrow) {
   expect_invalid_argument([] { Sampler(10, SamplerOptions{}).plan(-1); });
   expect_invalid_argument([] { Sampler(10, SamplerOptions{}).plan(0, -1); });
+  expect_invalid_argument([] { Sampler(10, SamplerOptions{}).samples(-1); });
+  expect_invalid_argument(
+      [] { Sampler(10, SamplerOptions{}).plan(-1, 0, Sampler(10, SamplerOptions{}).samples(0)); });
   expect_invalid_argument(
       [] { Sampler(10, make_options(0, 0, 1, 3, LastBatch::kShort)).plan(0).batch(4); });
   expect_invalid_argument(

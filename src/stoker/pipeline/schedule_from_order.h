@@ -13,9 +13,10 @@ namespace stoker {
 // `next_order` (the loader's own: permutations of [0, N); an explicit epoch's: this rank's
 // sequence, and an empty next order, not known yet), for shards starting at the dataset indices
 // `shard_starts` (S + 1 of them: each shard's first index, then N). Its epoch_size is
-// order.size().
+// order.size(). `per_record` > 1: the orders hold samples, each record giving that many
+// (Sampler::samples): sample s is of dataset index s / per_record.
 ShardSchedule schedule_from_order(int64_t epoch, const std::vector<int64_t>& order,
                                   const std::vector<int64_t>& next_order,
-                                  const std::vector<int64_t>& shard_starts);
+                                  const std::vector<int64_t>& shard_starts, int64_t per_record = 1);
 
 }  // namespace stoker

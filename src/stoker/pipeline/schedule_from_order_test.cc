@@ -101,5 +101,25 @@ TEST(ScheduleFromOrderTest, IntervalsAndNextUseMatchAScanOfTheOrders) {
   }
 }
 
+// Orders of samples, 3 a record (a per_record order's, Sampler::samples): the schedule of the
+// records they are, as the orders divided would give.
+TEST(ScheduleFromOrderTest, SamplesOfSeveralARecordAreTheirRecords) {
+  constexpr int64_t kPerRecord = 3;
+  std::vector<int64_t> samples, next_samples;
+  for (size_t p = 0; p < kOrder.size(); ++p) {
+    samples.push_back(kOrder[p] * kPerRecord + static_cast<int64_t>(p % kPerRecord));
+    next_samples.push_back(kNextOrder[p] * kPerRecord + static_cast<int64_t>(p * 7 % kPerRecord));
+  }
+  const ShardSchedule expected = schedule_from_order(1, kOrder, kNextOrder, kStarts);
+  const ShardSchedule s = schedule_from_order(1, samples, next_samples, kStarts, kPerRecord);
+  ASSERT_EQ(s.now.size(), expected.now.size());
+  for (size_t shard = 0; shard < s.now.size(); ++shard) {
+    EXPECT_EQ(s.now[shard].first, expected.now[shard].first) << shard;
+    EXPECT_EQ(s.now[shard].last, expected.now[shard].last) << shard;
+    EXPECT_EQ(s.after[shard].first, expected.after[shard].first) << shard;
+    EXPECT_EQ(s.after[shard].last, expected.after[shard].last) << shard;
+  }
+}
+
 }  // namespace
 }  // namespace stoker
