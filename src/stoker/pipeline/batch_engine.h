@@ -115,6 +115,8 @@ class BatchEngine {
       STOKER_EXCLUDES(mutex_);
   // Batches of the started plan.
   int64_t num_batches() const STOKER_EXCLUDES(mutex_);
+  // Whether next() builds each batch in the caller's thread (no workers): it never waits.
+  bool builds_inline() const { return options_.workers == 0; }
   // Workers that take pieces from now on: those with index < `workers`, clamped to
   // [1, options.workers]. Pieces already taken are finished. No effect with workers == 0.
   void set_active_workers(int workers) STOKER_EXCLUDES(mutex_);

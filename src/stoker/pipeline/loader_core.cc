@@ -340,7 +340,10 @@ bool LoaderCore::Epoch::next(HostBatch& out) {
 LoaderCore::Epoch::Next LoaderCore::Epoch::next_for(HostBatch& out,
                                                     std::chrono::nanoseconds timeout,
                                                     const std::function<bool()>& interrupted) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  // An engine that builds inline never waits: no clock read for a deadline it cannot pass.
+  const auto deadline = loader_->engine_->builds_inline()
+                            ? std::chrono::steady_clock::time_point::max()
+                            : std::chrono::steady_clock::now() + timeout;
   for (;;) {
     bool timed_out = false;
     std::shared_ptr<BatchBuffer> buffer =
