@@ -62,9 +62,45 @@ Result<ShardPin> UnitReadSource::acquire(int u, const std::function<bool()>& can
   return ShardPin(u, std::move(hold));
 }
 
-void UnitReadSource::release(int u) {
-  MutexLock lock(mutex_);
-  if (--units_[u].pins > 0) return;
+Result<ShardPins> UnitReadSource::acquire_all(const std::vector<int>& units,
+                                              const std::function<bool()>& cancelled,
+                                              const std::function<bool()>& awaited) {
+  if (units.size() < 2) return ShardSource::acquire_all(units, cancelled, awaited);
+  std::vector<int> at_hand;
+  std::vector<size_t> missing;  // where in `units` those not in memory are (mostly none)
+  {
+    MutexLock lock(mutex_);
+    for (size_t k = 0; k < units.size(); ++k) {
+      const int u = units[k];
+      if (!units_[u].reader) {
+        missing.push_back(k);
+        continue;
+      }
+      if (units_[u].pins == 0) remove_idle(u);
+      ++units_[u].pins;
+      at_hand.push_back(u);
+    }
+  }
+  std::shared_ptr<void> hold;
+  if (!at_hand.empty())
+    hold = std::shared_ptr<void>(this, [self = shared_from_this(), at_hand = std::move(at_hand)](
+                                           void*) { self->release_all(at_hand); });
+  ShardPins pins;
+  pins.reserve(units.size());
+  for (size_t k = 0, m = 0; k < units.size(); ++k) {
+    if (m < missing.size() && missing[m] == k) {
+      ++m;
+      STOKER_ASSIGN_OR_RETURN(ShardPin pin, acquire(units[k], cancelled));
+      pins.push_back(std::move(pin));
+    } else {
+      pins.emplace_back(units[k], hold);
+    }
+  }
+  return pins;
+}
+
+bool UnitReadSource::unpin(int u) {
+  if (--units_[u].pins > 0) return false;
   if (wanted(u)) {  // the other idle units are wanted still: the position has not moved
     add_idle(u);
     sweep_at_ = std::min(sweep_at_, schedule_->use_ends(u, position_));
@@ -72,7 +108,19 @@ void UnitReadSource::release(int u) {
     readers_[u] = nullptr;
     units_[u].reader.reset();
   }
-  name_units_ahead();
+  return true;
+}
+
+void UnitReadSource::release(int u) {
+  MutexLock lock(mutex_);
+  if (unpin(u)) name_units_ahead();
+}
+
+void UnitReadSource::release_all(const std::vector<int>& units) {
+  MutexLock lock(mutex_);
+  bool any = false;
+  for (int u : units) any = unpin(u) || any;
+  if (any) name_units_ahead();
 }
 
 bool UnitReadSource::wanted(int u) const {

@@ -30,6 +30,12 @@ class UnitReadSource : public ShardSource, public std::enable_shared_from_this<U
   const std::vector<const ShardReader*>& readers() const override { return readers_; }
   bool needs_pins() const override { return true; }
   Result<ShardPin> acquire(int unit, const std::function<bool()>& cancelled) override;
+  // Two or more units: those in memory pinned under one lock and held by one hold (a batch's
+  // units, most of them at hand: one lock and one hold, not one each), the others as acquire()
+  // pins them; fewer, as acquire() pins them.
+  Result<ShardPins> acquire_all(const std::vector<int>& units,
+                                const std::function<bool()>& cancelled,
+                                const std::function<bool()>& awaited) override;
   ShardSourceStats stats() const override;
   void advise(const ShardSchedule& schedule, int64_t lookahead) override;
   void advance(int64_t position) override;
@@ -69,6 +75,11 @@ class UnitReadSource : public ShardSource, public std::enable_shared_from_this<U
     size_t idle_at = 0;  // its place in idle_, while it is there
   };
   void release(int u);
+  // release() of each of `units`, under one lock.
+  void release_all(const std::vector<int>& units);
+  // One pin of unit u let go: when it was the last, the unit idles or is let go (the caller
+  // then names the units ahead); whether it was.
+  bool unpin(int u) STOKER_REQUIRES(mutex_);
   // Unit u into idle_, or out of it (in constant time: a token file keeps hundreds).
   void add_idle(int u) STOKER_REQUIRES(mutex_);
   void remove_idle(int u) STOKER_REQUIRES(mutex_);

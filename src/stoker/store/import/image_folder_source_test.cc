@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <optional>
 
 #include "stoker/store/dataset.h"
 #include "stoker/store/image_record.h"
@@ -186,6 +187,48 @@ TEST(ImageFolderSource, EachKeptUnitGoesWhenThePlanPassesItsLastUse) {
   source->advance(7);
   EXPECT_EQ(kept(), (std::vector<int>{3}));
   source->advance(4);  // back: unit 3 is beyond 4 + 2
+  EXPECT_EQ(kept(), (std::vector<int>{}));
+}
+
+// acquire_all pins the units in memory under one hold and reads the others: every unit stays
+// while any pin holds it, and all go together when the plan no longer wants them.
+TEST(ImageFolderSource, UnitsPinnedTogetherStayWhilePinnedAndGoTogether) {
+  testing::TempDir tmp;
+  const std::string root = source_test_folder(tmp);
+  auto source = ImageFolderSource::open(root, {}).value_or_throw();
+  ShardSchedule schedule;
+  schedule.epoch_size = 5;
+  for (int u = 0; u < 5; ++u) schedule.now.push_back({4, 4});  // every unit used last, at 4
+  schedule.after.resize(5);
+  source->advise(schedule, 1);  // nothing wanted from position 0
+  const auto kept = [&] {
+    std::vector<int> out;
+    for (int u = 0; u < 5; ++u)
+      if (source->readers()[u] != nullptr) out.push_back(u);
+    return out;
+  };
+  std::optional<ShardPin> one = source->acquire(1, nullptr).value_or_throw();
+  std::optional<ShardPin> two = source->acquire(3, nullptr).value_or_throw();
+  {
+    // Units 1 and 3 at hand (one hold), 0 and 2 read.
+    const ShardPins pins = source->acquire_all({0, 1, 2, 3}, nullptr, nullptr).value_or_throw();
+    ASSERT_EQ(pins.size(), 4u);
+    for (size_t k = 0; k < pins.size(); ++k) EXPECT_EQ(pins[k].shard(), static_cast<int>(k));
+    one.reset();
+    two.reset();
+    EXPECT_EQ(kept(), (std::vector<int>{0, 1, 2, 3}));  // the batch's pins hold them
+  }
+  EXPECT_EQ(kept(), (std::vector<int>{}));
+  { const ShardPins pins = source->acquire_all({2, 4}, nullptr, nullptr).value_or_throw(); }
+  EXPECT_EQ(kept(), (std::vector<int>{}));
+  source->advance(3);  // now every unit is wanted (used at 4, within 3 + 1)
+  {
+    std::optional<ShardPin> held = source->acquire(2, nullptr).value_or_throw();
+    const ShardPins pins = source->acquire_all({1, 2, 4}, nullptr, nullptr).value_or_throw();
+  }
+  EXPECT_EQ(kept(), (std::vector<int>{1, 2, 4}));  // idle, wanted
+  { const ShardPins pins = source->acquire_all({1, 2, 4}, nullptr, nullptr).value_or_throw(); }
+  source->advance(5);  // past their use
   EXPECT_EQ(kept(), (std::vector<int>{}));
 }
 
