@@ -47,6 +47,23 @@ std::string source_test_folder(const testing::TempDir& tmp) {
   return root;
 }
 
+// A schedule of epoch_size positions, each unit's use in it `now`, none in the next epoch.
+ShardSchedule schedule_of(int64_t epoch_size, std::vector<ShardUse> now) {
+  ShardSchedule schedule;
+  schedule.epoch_size = epoch_size;
+  schedule.after.resize(now.size());
+  schedule.now = std::move(now);
+  return schedule;
+}
+
+// The units `source` holds in memory.
+std::vector<int> units_in_memory(const ShardSource& source) {
+  std::vector<int> out;
+  for (size_t u = 0; u < source.readers().size(); ++u)
+    if (source.readers()[u] != nullptr) out.push_back(static_cast<int>(u));
+  return out;
+}
+
 TEST(ImageFolderSource, RecordsAreTheListingsFilesInTheImageLayout) {
   testing::TempDir tmp;
   const std::string root = source_test_folder(tmp);
@@ -140,11 +157,7 @@ TEST(ImageFolderSource, AdvisedUnitsStayUntilThePlanPassesThem) {
   testing::TempDir tmp;
   const std::string root = source_test_folder(tmp);
   auto source = ImageFolderSource::open(root, {}).value_or_throw();
-  ShardSchedule schedule;
-  schedule.epoch_size = 5;
-  for (int u = 0; u < 5; ++u) schedule.now.push_back({u, u});
-  schedule.after.resize(5);
-  source->advise(schedule, 1);
+  source->advise(schedule_of(5, {{0, 0}, {1, 1}, {2, 2}, {3, 3}, {4, 4}}), 1);
   { auto pin = source->acquire(3, nullptr).value_or_throw(); }
   EXPECT_EQ(source->readers()[3], nullptr);  // used at position 3: beyond 0 + 1
   { auto pin = source->acquire(1, nullptr).value_or_throw(); }
@@ -159,20 +172,12 @@ TEST(ImageFolderSource, EachKeptUnitGoesWhenThePlanPassesItsLastUse) {
   testing::TempDir tmp;
   const std::string root = source_test_folder(tmp);
   auto source = ImageFolderSource::open(root, {}).value_or_throw();
-  ShardSchedule schedule;
-  schedule.epoch_size = 8;
-  schedule.now = {{0, 5}, {1, 2}, {2, 6}, {7, 7}, {ShardUse::kUnused, ShardUse::kUnused}};
-  schedule.after.resize(5);
-  source->advise(schedule, 2);
+  source->advise(
+      schedule_of(8, {{0, 5}, {1, 2}, {2, 6}, {7, 7}, {ShardUse::kUnused, ShardUse::kUnused}}), 2);
   for (int u : {0, 2, 1}) {
     auto pin = source->acquire(u, nullptr).value_or_throw();
   }
-  const auto kept = [&] {
-    std::vector<int> out;
-    for (int u = 0; u < 5; ++u)
-      if (source->readers()[u] != nullptr) out.push_back(u);
-    return out;
-  };
+  const auto kept = [&] { return units_in_memory(*source); };
   EXPECT_EQ(kept(), (std::vector<int>{0, 1, 2}));
   source->advance(1);
   source->advance(2);
@@ -196,17 +201,9 @@ TEST(ImageFolderSource, UnitsPinnedTogetherStayWhilePinnedAndGoTogether) {
   testing::TempDir tmp;
   const std::string root = source_test_folder(tmp);
   auto source = ImageFolderSource::open(root, {}).value_or_throw();
-  ShardSchedule schedule;
-  schedule.epoch_size = 5;
-  for (int u = 0; u < 5; ++u) schedule.now.push_back({4, 4});  // every unit used last, at 4
-  schedule.after.resize(5);
-  source->advise(schedule, 1);  // nothing wanted from position 0
-  const auto kept = [&] {
-    std::vector<int> out;
-    for (int u = 0; u < 5; ++u)
-      if (source->readers()[u] != nullptr) out.push_back(u);
-    return out;
-  };
+  // Every unit used last, at 4: none wanted from position 0.
+  source->advise(schedule_of(5, std::vector<ShardUse>(5, ShardUse{4, 4})), 1);
+  const auto kept = [&] { return units_in_memory(*source); };
   std::optional<ShardPin> one = source->acquire(1, nullptr).value_or_throw();
   std::optional<ShardPin> two = source->acquire(3, nullptr).value_or_throw();
   {
