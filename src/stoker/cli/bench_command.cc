@@ -156,11 +156,12 @@ double bare_loop(const Dataset& dataset, const BatchLayout& layout, int64_t batc
   const Stopwatch since_start;
   const std::vector<int64_t> starts(dataset.shard_starts().begin(), dataset.shard_starts().end());
   for (int e = 0; e < epochs; ++e) {
-    // A remote dataset's cache keeps what this loop reads next (not the timed loader's plan).
+    // A remote dataset's cache keeps what this loop reads next (not the timed loader's plan),
+    // read off the epoch's order that the plan then deals (each order computed once).
+    std::vector<int64_t> samples = sampler.samples(e);
     if (dataset.needs_pins())
-      dataset.advise(schedule_from_order(e, sampler.order(e), sampler.order(e + 1), starts),
-                     2 * batch);
-    EpochPlan plan = sampler.plan(e);
+      dataset.advise(schedule_from_order(e, samples, sampler.samples(e + 1), starts), 2 * batch);
+    EpochPlan plan = sampler.plan(e, 0, std::move(samples));
     const bool check = verify == VerifyPolicy::kAlways || (verify == VerifyPolicy::kOnce && e == 0);
     for (int64_t b = 0; b < plan.num_batches(); ++b) {
       IndexSpan idx = plan.batch(b);
