@@ -74,3 +74,37 @@ def test_the_token_files_are_documents_ended_by_gpt2_end_of_text(tmp_path):
     assert ends[-1] == len(tokens) == 2**19
     assert lengths.min() >= 1 and lengths.max() <= 199
     assert 90 < lengths.mean() < 110
+
+
+def worker_of(tmp_path, batches: str):
+    """token_worker.py run over a driver whose batches are `batches` (an expression of torch)."""
+    (tmp_path / "tokens_given.py").write_text(
+        "import torch\n"
+        "def open_batches(paths, store, seq_len, batch, seed):\n"
+        f"    return iter({batches})\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(tmp_path)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+    return subprocess.run([sys.executable, os.path.join(BENCH, "peers", "token_worker.py"),
+                           "given", "run", str(tmp_path), "64", "4", "0", "60"], env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_every_batch_is_held_to_the_first_ones_dtype_and_shape(tmp_path):
+    good = "(torch.zeros(4, 64, dtype=torch.int64), torch.zeros(4, 64, dtype=torch.int64))"
+    short = "(torch.zeros(3, 64, dtype=torch.int64), torch.zeros(3, 64, dtype=torch.int64))"
+    run = worker_of(tmp_path, f"[{good}, {good}, {short}]")
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["tokens"] == (4 + 4 + 3) * 64  # a short last batch counts
+    for bad, what in (
+            ("(torch.zeros(4, 64, dtype=torch.int32), torch.zeros(4, 64, dtype=torch.int32))",
+             "input_ids torch.int32"),
+            ("(torch.zeros(4, 64, dtype=torch.int64), torch.zeros(4, 64, dtype=torch.int32))",
+             "labels torch.int32"),
+            ("(torch.zeros(4, 64, dtype=torch.int64), torch.zeros(4, 65, dtype=torch.int64))",
+             "labels torch.int64 (4, 65)"),
+            ("(torch.zeros(4, 32, dtype=torch.int64), torch.zeros(4, 32, dtype=torch.int64))",
+             "input_ids torch.int64 (4, 32)")):
+        run = worker_of(tmp_path, f"[{good}, {good}, {bad}]")
+        assert run.returncode == 1 and run.stdout == ""
+        (line,) = run.stderr.strip().splitlines()
+        assert line.startswith("given run: RuntimeError: batch 2: ") and what in line, line
