@@ -89,7 +89,7 @@ def worker_of(tmp_path, batches: str):
                           capture_output=True, text=True, timeout=300)
 
 
-def test_every_batch_is_held_to_the_first_ones_dtype_and_shape(tmp_path):
+def test_the_first_and_last_batches_are_checked_and_every_batch_counted(tmp_path):
     good = "(torch.zeros(4, 64, dtype=torch.int64), torch.zeros(4, 64, dtype=torch.int64))"
     short = "(torch.zeros(3, 64, dtype=torch.int64), torch.zeros(3, 64, dtype=torch.int64))"
     run = worker_of(tmp_path, f"[{good}, {good}, {short}]")
@@ -104,7 +104,8 @@ def test_every_batch_is_held_to_the_first_ones_dtype_and_shape(tmp_path):
              "labels torch.int64 (4, 65)"),
             ("(torch.zeros(4, 32, dtype=torch.int64), torch.zeros(4, 32, dtype=torch.int64))",
              "input_ids torch.int64 (4, 32)")):
-        run = worker_of(tmp_path, f"[{good}, {good}, {bad}]")
-        assert run.returncode == 1 and run.stdout == ""
-        (line,) = run.stderr.strip().splitlines()
-        assert line.startswith("given run: RuntimeError: batch 2: ") and what in line, line
+        for batches, index in ((f"[{bad}, {good}]", 0), (f"[{good}, {good}, {bad}]", 2)):
+            run = worker_of(tmp_path, batches)
+            assert run.returncode == 1 and run.stdout == ""
+            (line,) = run.stderr.strip().splitlines()
+            assert line.startswith(f"given run: RuntimeError: batch {index}: ") and what in line
