@@ -1,6 +1,7 @@
 #include "stoker/python/sigint_watch.h"
 
 #include <Python.h>
+#include <pybind11/pybind11.h>
 #include <signal.h>
 
 #include <atomic>
@@ -22,12 +23,25 @@ void on_sigint(int sig, siginfo_t* info, void* context) {
   }
 }
 
+// Whether the calling thread is Python's main thread, the one that runs signal handlers (asked
+// of `threading`, the C API having no public call for it: CPython 3.13 hid _PyOS_IsMainThread).
+// With the GIL held; false where `threading` cannot say (the interpreter shutting down).
+bool is_main_thread() {
+  namespace py = pybind11;
+  try {
+    const py::object main = py::module_::import("threading").attr("main_thread")();
+    return main.attr("ident").cast<unsigned long>() == PyThread_get_thread_ident();
+  } catch (const py::error_already_set&) {
+    return false;
+  }
+}
+
 }  // namespace
 
 SigintWatch::SigintWatch() {
   // Only where Python runs its signal handlers: the main thread, with the GIL, so the count
   // needs no lock, and nothing else changes SIGINT's handler from Python meanwhile.
-  if (!_PyOS_IsMainThread()) return;
+  if (!is_main_thread()) return;
   if (g_watches > 0) {
     counted_ = true;
     ++g_watches;
