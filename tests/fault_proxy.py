@@ -253,8 +253,12 @@ async def main(argv=None):
     stop = asyncio.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         asyncio.get_running_loop().add_signal_handler(sig, stop.set)
-    async with server:
+    try:
         await stop.wait()
+    finally:
+        # Not `async with server`: from Python 3.12.1 its exit waits for the clients still
+        # connected (a stalled read), forever; asyncio.run's end cancels their handlers.
+        server.close()
 
 
 if __name__ == "__main__":

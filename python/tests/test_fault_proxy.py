@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from fault_proxies import PROXY, proxy_log
+from fault_proxies import PROXY, proxy_log, start_fault_proxy
 
 BODY = bytes(range(256)) * 1024  # 256 KiB: several of the proxy's pieces
 
@@ -122,3 +122,23 @@ def test_a_bad_script_file_is_one_line_and_exit_status_2(server, tmp_path):
                           "--script", str(path)], capture_output=True, text=True, timeout=30)
     assert run.returncode == 2
     assert run.stderr.strip() == f"fault_proxy: {path}: unknown script keys: delay"
+
+
+def test_sigterm_ends_it_cleanly_while_a_client_stays_connected(server, tmp_path):
+    # A kept connection idle, and one stalled mid-body: the stop waits for neither (on Python
+    # 3.12.1 and later, leaving the server's `async with` waited for both, forever).
+    process, address = start_fault_proxy(
+        server, {"faults": [{"stall_after": 1024, "stall_s": 60}]}, tmp_path)
+    host, port = address.rsplit(":", 1)
+    idle = http.client.HTTPConnection(host, int(port), timeout=10)
+    idle.connect()
+    stalled = http.client.HTTPConnection(host, int(port), timeout=10)
+    stalled.request("GET", "/shard-00000.stk")
+    assert stalled.getresponse().read(1024) == BODY[:1024]
+    process.terminate()
+    try:
+        assert process.wait(timeout=10) == 0
+    finally:
+        process.kill()
+        idle.close()
+        stalled.close()
