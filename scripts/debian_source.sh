@@ -4,16 +4,26 @@
 # script's own: the system's is left as it is), checked against the archive's signed index and
 # its patches applied by dpkg-source.
 #
-#   scripts/debian_source.sh PACKAGE VERSION WORK   unpacks into WORK/src (WORK is made; what
-#                                                   WORK held is removed first)
+#   scripts/debian_source.sh PACKAGE VERSION WORK [SUITE]
+#       unpacks into WORK/src (WORK is made; what WORK held is removed first); SUITE (such as
+#       trixie): from that suite of deb.debian.org instead of the machine's own suites
 #
-# scripts/build_ffmpeg.sh and scripts/build_libjpeg.sh build from what it unpacks.
+# scripts/build_ffmpeg.sh, scripts/build_libjpeg.sh and scripts/build_cpython.sh build from what
+# it unpacks.
 set -euo pipefail
-package=$1 version=$2 work=$3
+package=$1 version=$2 work=$3 suite=${4:-}
 rm -rf "$work"
 mkdir -p "$work/apt/lists/partial" "$work/apt/archives/partial"
 sources=/etc/apt/sources.list.d/debian.sources
-if [ -f "$sources" ]; then
+if [ -n "$suite" ]; then
+  cat >"$work/apt/debian.sources" <<SOURCES
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: $suite
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SOURCES
+elif [ -f "$sources" ]; then
   sed 's/^Types: deb$/Types: deb-src/' "$sources" >"$work/apt/debian.sources"
 else
   cat >"$work/apt/debian.sources" <<'SOURCES'

@@ -60,11 +60,15 @@ if ! cmp -s "$requirements" "$venv/stoker-requirements.txt"; then
   cp "$requirements" "$venv/stoker-requirements.txt"
 fi
 # python/tests/test_wheel.py's pyarrow of another version than the Arrow the wheel carries, in a
-# folder of its own beside the environment (on no path).
-other_pyarrow=$venv/pyarrow-17.0.0
+# folder of its own beside the environment (on no path): 17.0.0, or 18.0.0 on CPython 3.13 and
+# later (17.0.0 has no wheel for them; scripts/test_cpython.sh).
+other_version=$("$venv/bin/python" -c \
+  'import sys; print("17.0.0" if sys.version_info < (3, 13) else "18.0.0")')
+other_pyarrow=$venv/pyarrow-$other_version
 if [ ! -d "$other_pyarrow/pyarrow" ]; then
-  echo "setup: installing pyarrow 17.0.0 into $other_pyarrow" >&2
-  "$venv/bin/python" -m pip install --quiet --no-deps --target "$other_pyarrow" pyarrow==17.0.0 >&2
+  echo "setup: installing pyarrow $other_version into $other_pyarrow" >&2
+  "$venv/bin/python" -m pip install --quiet --no-deps --target "$other_pyarrow" \
+    "pyarrow==$other_version" >&2
 fi
 # .venv in the checkout names the project's environment (git ignores it): `.venv/bin/python
 # bench/...`.

@@ -24,8 +24,9 @@ pyarrow = pytest.importorskip("pyarrow")  # writes the Parquet file
 pq = pytest.importorskip("pyarrow.parquet")
 
 ROOT = Path(__file__).resolve().parents[2]
-# A pyarrow of another version than the Arrow the wheel carries (scripts/setup.sh installs it).
-OTHER_PYARROW = "17.0.0"
+# A pyarrow of another version than the Arrow the wheel carries (scripts/setup.sh installs it:
+# 17.0.0 has no wheel for CPython 3.13 and later).
+OTHER_PYARROW = "17.0.0" if sys.version_info < (3, 13) else "18.0.0"
 # What the extension links besides glibc and the C++ runtime, carried renamed (lib<name>-<hash>);
 # FFmpeg (but for Debian's libdav1d, its AV1 decoder) and libjpeg are linked in
 # (scripts/build_ffmpeg.sh, scripts/build_libjpeg.sh).
