@@ -220,7 +220,8 @@ def gpu_decode_feeder(torch, torchvision, spec, device):
     F = torch.nn.functional
     rgb = io.ImageReadMode.RGB
     version = tuple(int(v) for v in torchvision.__version__.split(".")[:2])
-    batched = version >= (0, 19)  # decode_jpeg takes a list from torchvision 0.19
+    # decode_jpeg takes a list on a GPU from torchvision 0.19, on the CPU from 0.20.
+    batched = version >= (0, 20) or (version >= (0, 19) and str(device).startswith("cuda"))
     size = spec["image_size"]
     crop = torchvision.transforms.RandomResizedCrop.get_params
     normalize = normalizer(torch, device)

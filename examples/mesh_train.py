@@ -1,4 +1,5 @@
 """A 2-D DeviceMesh on the CPU (gloo): data parallel (FSDP2's fully_shard) x tensor parallel.
+Needs torch 2.6 or later (torch.distributed.fsdp.fully_shard; 2.4's FSDP2 runs on CUDA only).
 
     torchrun --nproc-per-node 4 -- examples/mesh_train.py DATA [--epochs 1] [--batch-size 64]
 

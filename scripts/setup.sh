@@ -50,7 +50,7 @@ bash "$root/scripts/build_ffmpeg.sh"
 bash "$root/scripts/build_libjpeg.sh"
 
 # The Python environment, remade only when its requirements changed (its stamp):
-# scripts/requirements.txt, or $STOKER_REQUIREMENTS (scripts/test_newest_torch.sh's).
+# scripts/requirements.txt, or $STOKER_REQUIREMENTS (scripts/test_torch.sh's).
 requirements=${STOKER_REQUIREMENTS:-$root/scripts/requirements.txt}
 if ! cmp -s "$requirements" "$venv/stoker-requirements.txt"; then
   echo "setup: installing $requirements (PyTorch from PyPI) into $venv" >&2

@@ -5,6 +5,11 @@ from torchvision import tv_tensors
 from torchvision.transforms import v2
 from torchvision.transforms.v2 import functional as F
 
+try:
+    from torchvision.transforms.v2 import query_size
+except ImportError:  # torchvision before 0.20 keeps it private
+    from torchvision.transforms.v2._utils import query_size
+
 
 class FixedSizeCrop(v2.Transform):
     """Where the image is larger than (crop_height, crop_width), a crop at (top, left) = (the
@@ -19,7 +24,7 @@ class FixedSizeCrop(v2.Transform):
         self.fill, self.padding_mode = fill, padding_mode
 
     def make_params(self, flat_inputs):
-        height, width = v2.query_size(flat_inputs)
+        height, width = query_size(flat_inputs)
         h, w = min(height, self.crop_height), min(width, self.crop_width)
         top = left = 0
         if (h, w) != (height, width):
@@ -38,3 +43,6 @@ class FixedSizeCrop(v2.Transform):
             inpt = self._call_kernel(F.pad, inpt, padding=params["padding"], fill=fill,
                                      padding_mode=self.padding_mode)
         return inpt
+
+    # torchvision before 0.21 calls them by these names.
+    _get_params, _transform = make_params, transform

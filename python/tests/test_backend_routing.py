@@ -16,6 +16,7 @@ from PIL import Image
 import stoker
 from stoker import transforms as S
 from stoker._python_steps import sample_seed
+from resize_kernels import needs_torchs_tensor_resize
 
 CROP = [T.Resize(40), T.CenterCrop(32)]  # no draws: the native pixels are torchvision's
 
@@ -150,6 +151,7 @@ def test_stokers_own_classes_are_taken_as_written(images):
 
 def test_a_v2_crop_after_toimage_resamples_as_torch_does_a_tensor(images):
     """Its pixels against torchvision's: test_tensor_resize.py."""
+    needs_torchs_tensor_resize("bilinear", v2=True)
     path, _ = images
     steps = [T2.ToImage(), T2.RandomResizedCrop(24), T2.RandomHorizontalFlip(),
              T2.ToDtype(torch.float32, scale=True)]

@@ -12,6 +12,7 @@ from PIL import Image
 
 import stoker
 from loader_datasets import encode, photo, pixels, write_one_cut_image
+from resize_kernels import needs_torchs_tensor_resize
 from stoker import transforms as S
 
 MEAN = [0.485, 0.456, 0.406]
@@ -275,6 +276,8 @@ def test_markers_stand_anywhere_and_dtype_steps_are_totensor(images):
     pil_first = T.Compose([T.Resize(40), T.CenterCrop(32), T.PILToTensor(),
                            T.ConvertImageDtype(torch.float), T.Normalize(MEAN, STD)])
     assert torch.equal(stoker_batch(path, pil_first), exact)
+    needs_torchs_tensor_resize("bilinear", v2=False)
+    needs_torchs_tensor_resize("bilinear", v2=True)
     for marker, module in ((T.PILToTensor(), T), (T2.ToImage(), T2)):
         on_tensors = module.Compose([marker, module.Resize(40), module.CenterCrop(32)])
         as_float = stoker_batch(path, module.Compose([
@@ -357,6 +360,7 @@ def test_weights_transforms_run_natively_with_torchvisions_pixels(images, weight
     torch.testing.assert_close(next(iter(loader))["image"], torchvision_batch(encoded, preset),
                                rtol=0, atol=1e-5)
     # On a tensor (the reference's --backend tensor): torchvision's float32 resize of it.
+    needs_torchs_tensor_resize(preset.interpolation, v2=False)
     on_tensor = T.Compose([T.PILToTensor(), preset])
     loader = stoker.Loader(path, batch_size=64, shuffle=False, transforms=on_tensor,
                            batch_format="dict")

@@ -16,6 +16,7 @@ from PIL import Image
 
 import stoker
 from loader_datasets import encode
+from resize_kernels import needs_torchs_tensor_resize
 from stoker import _stoker
 
 # Odd sizes and both orientations, none nearly square (RandomResizedCrop(scale=(1, 1),
@@ -65,6 +66,7 @@ def pipelines(mode):
 def test_v2_sources_after_toimage_are_torchs_uint8_resize(noise, mode):
     if mode == T2.InterpolationMode.BILINEAR and not UINT8_KERNELS:
         pytest.skip("torch resizes uint8 bilinearly in float32 on this CPU")
+    needs_torchs_tensor_resize(mode, v2=True)
     path, encoded = noise
     for name, steps in pipelines(mode).items():
         with_tensors = [T2.ToImage()] + steps
@@ -81,6 +83,7 @@ def test_v2_sources_after_toimage_are_torchs_uint8_resize(noise, mode):
 
 
 def test_a_choice_of_v2_crops_after_toimage_takes_the_tensor_backend(noise):
+    needs_torchs_tensor_resize("bilinear", v2=True)
     path, _ = noise
     steps = [T2.ToImage(), T2.RandomChoice([T2.RandomResizedCrop(24),
                                             T2.Compose([T2.Resize(30), T2.CenterCrop(24)])])]
@@ -93,6 +96,7 @@ def test_a_choice_of_v2_crops_after_toimage_takes_the_tensor_backend(noise):
 @pytest.mark.parametrize("mode", [T.InterpolationMode.BILINEAR, T.InterpolationMode.BICUBIC])
 def test_v1_sources_after_piltotensor_are_torchs_float32_resize(noise, mode):
     """torchvision v1 resizes a tensor in float32 (and so does weights.transforms() on one)."""
+    needs_torchs_tensor_resize(mode, v2=False)
     path, encoded = noise
     for steps in ([T.PILToTensor(), T.Resize(37, mode), T.CenterCrop(30)],
                   [T.PILToTensor(), T.Resize(45, mode, max_size=60), T.CenterCrop((50, 42))],
@@ -113,6 +117,7 @@ def test_the_float_kernel_is_torchs_down_and_up_with_few_taps_and_many(interpola
     Not an output 1 pixel wide: torch's float kernel then gives every row the first's value
     where the height changes too (torch 2.11; its uint8 kernel does not), which stoker does not
     copy."""
+    needs_torchs_tensor_resize(interpolation, v2=False)
     rng = np.random.default_rng(3)
     for _ in range(60):
         h, w = (int(v) for v in rng.integers(1, 160, 2))
@@ -139,6 +144,7 @@ def test_the_uint8_kernel_is_torchs_down_and_up(interpolation):
     backend="tensor")."""
     if interpolation == "bilinear" and not UINT8_KERNELS:
         pytest.skip("torch resizes uint8 bilinearly in float32 on this CPU")
+    needs_torchs_tensor_resize(interpolation, v2=True)
     rng = np.random.default_rng(5)
     for _ in range(40):
         h, w = (int(v) for v in rng.integers(2, 160, 2))
@@ -169,6 +175,30 @@ def test_a_torch_whose_uint8_kernel_differs_leaves_a_v2_resize_to_torchvision(no
         loader, _ = stoker_images(path, [T2.ToImage(), T2.Resize(37, T2.InterpolationMode.BICUBIC),
                                          T2.CenterCrop(30)])
     assert "backend='tensor'" not in loader.plan["image"][0][0]
+
+
+def test_a_torch_whose_float_kernel_differs_leaves_a_v1_resize_to_pil_resampling(noise,
+                                                                               monkeypatch):
+    """Where this torch's float32 resize is not stoker's (torch 2.4 sums in another order), a
+    v1 Resize after PILToTensor runs natively with PIL's resampling, not as
+    backend="tensor_float" with other values, and says so. Simulated by a kernel off by one."""
+    from stoker import transforms as transforms_module
+
+    def off_by_one(pixels, height, width, interpolation):
+        values = np.frombuffer(real(pixels, height, width, interpolation), dtype=np.float32)
+        return (values + 1).tobytes()
+
+    real = _stoker.torch_float_resize
+    monkeypatch.setattr(_stoker, "torch_float_resize", off_by_one)
+    monkeypatch.setattr(transforms_module, "_KERNEL_CHECKED", {})
+    path, encoded = noise
+    steps = [T.PILToTensor(), T.Resize(37, T.InterpolationMode.BICUBIC), T.CenterCrop(30)]
+    with pytest.warns(UserWarning, match="this torch resizes a tensor in float32 otherwise"):
+        loader, got = stoker_images(path, steps)
+    assert "backend='tensor_float'" not in loader.plan["image"][0][0]
+    assert "backend='pil'" in loader.plan["image"][0][0]
+    on_pil = [T.Resize(37, T.InterpolationMode.BICUBIC), T.CenterCrop(30), T.PILToTensor()]
+    assert torch.equal(got, torchvision_images(encoded, on_pil))
 
 
 def test_a_v2_resize_without_antialiasing_stays_on_pil_resampling_and_says_why(noise):
