@@ -159,7 +159,8 @@ class RandomResizedCrop:
     """torchvision's RandomResizedCrop of an encoded image, PIL's antialiased bilinear or
     bicubic filter (or "random": either per sample, timm's); ``backend="tensor"``: torchvision
     v2's resize of a uint8 tensor instead (torch's uint8 kernels), ``"tensor_float"``: its
-    resize of a tensor in float32 (v1's).
+    resize of a tensor in float32 (v1's), as torch 2.11 adds the taps (``"tensor_float_fused"``:
+    as torch 2.4 does).
 
     ``dct_scaling=True`` (the fast mode) lets JPEGs decode at 1/2 or 1/4 scale when the crop
     still covers the output: faster, pixels slightly different from a full decode
@@ -827,18 +828,19 @@ def _tensor_backend(original, step) -> tuple:
     """(stoker's backend for torchvision's resampling `original` (translated as `step`) after
     the image became a tensor, or None, and why not): "tensor" where torchvision resizes the
     uint8 tensor with torch's antialiased uint8 kernels (v2 where _v2_resizes_uint8) and
-    stoker's uint8 kernel gives this torch's pixels, "tensor_float" where
-    it resizes it in float32 (v1, and v2 elsewhere) and stoker's float kernel gives this torch's
-    pixels (_kernel_is_torchs)."""
+    stoker's uint8 kernel gives this torch's pixels, "tensor_float" or "tensor_float_fused"
+    where it resizes it in float32 (v1, and v2 elsewhere) and stoker's float kernel, adding the
+    taps in that order, gives this torch's pixels (_torch_kernel)."""
     if getattr(original, "antialias", True) in (False, None):  # None: False on a tensor
         return None, "antialias=False, torch's resize without antialiasing"
     modes = {call.group(1) for call in re.finditer(r"interpolation='?(\w+)", repr(step))}
     if ".v2" in type(original).__module__ and all(_v2_resizes_uint8(mode) for mode in modes):
-        if all(_kernel_is_torchs(mode, "uint8") for mode in modes):
+        if all(_torch_kernel(mode, "uint8") for mode in modes):
             return "tensor", None
         return None, "this torch resizes a uint8 tensor otherwise than stoker"
-    if all(_kernel_is_torchs(mode, "float32") for mode in modes):
-        return "tensor_float", None
+    backends = {_torch_kernel(mode, "float32") for mode in modes}
+    if len(backends) == 1 and None not in backends:
+        return backends.pop(), None
     return None, "this torch resizes a tensor in float32 otherwise than stoker"
 
 
@@ -855,23 +857,29 @@ def _v2_resizes_uint8(mode: str) -> bool:
     return mode == "bicubic" or torch.backends.cpu.get_cpu_capability() in ("AVX2", "AVX512")
 
 
-_KERNEL_CHECKED: Dict[tuple, bool] = {}
+_KERNEL_CHECKED: Dict[tuple, Optional[str]] = {}
+# stoker's backends for torch's float32 resize, by how the taps are added (the native
+# operation's "backend"; _stoker.torch_float_resize's `sums`): torch 2.11's wheel, torch 2.4's.
+_FLOAT_SUMS = {"tensor_float": "unrolled", "tensor_float_fused": "fused"}
 
 
-def _kernel_is_torchs(mode: str, dtype: str) -> bool:
-    """Whether stoker's antialiased resize of a tensor of `dtype` ("uint8": backend "tensor",
-    torch's uint8 kernels; "float32": "tensor_float", before rounding) gives this torch's values
-    for `mode` on a few random images, down and up, with few taps and many (torch's kernels
+def _torch_kernel(mode: str, dtype: str) -> Optional[str]:
+    """stoker's backend whose antialiased resize of a tensor of `dtype` gives this torch's values
+    for `mode` on a few random images, down and up, with few taps and many: "tensor" for
+    "uint8" (torch's uint8 kernels), "tensor_float" or "tensor_float_fused" for "float32"
+    (before rounding; as torch 2.11 or torch 2.4 adds the taps), or None (torch's kernels
     change between releases, and the order of its float sums depends on how it was built):
     checked once a process."""
     if (mode, dtype) not in _KERNEL_CHECKED:
         import numpy
         import torch
+        backends = ["tensor"] if dtype == "uint8" else list(_FLOAT_SUMS)
         rng = numpy.random.default_rng(47)
-        same = mode in ("bilinear", "bicubic")
+        if mode not in ("bilinear", "bicubic"):
+            backends = []
         for (h, w), (out_h, out_w) in (((37, 29), (20, 23)), ((13, 17), (40, 31)),
                                        ((97, 64), (30, 44)), ((200, 9), (17, 50))):
-            if not same:
+            if not backends:
                 break
             pixels = rng.integers(0, 256, (h, w, 3), dtype=numpy.uint8)
             tensor = torch.from_numpy(pixels).permute(2, 0, 1)[None]
@@ -879,16 +887,18 @@ def _kernel_is_torchs(mode: str, dtype: str) -> bool:
                 theirs = torch.nn.functional.interpolate(
                     tensor, size=(out_h, out_w), mode=mode, antialias=True,
                     align_corners=False)[0].numpy()
-                ours = numpy.frombuffer(_stoker.torch_uint8_resize(pixels, out_h, out_w, mode),
-                                        dtype=numpy.uint8).reshape(3, out_h, out_w)
+                ours = {"tensor": numpy.frombuffer(
+                    _stoker.torch_uint8_resize(pixels, out_h, out_w, mode),
+                    dtype=numpy.uint8).reshape(3, out_h, out_w)}
             else:  # [H, W, 3]
                 theirs = torch.nn.functional.interpolate(
                     tensor.float(), size=(out_h, out_w), mode=mode, antialias=True,
                     align_corners=False)[0].permute(1, 2, 0).numpy()
-                ours = numpy.frombuffer(_stoker.torch_float_resize(pixels, out_h, out_w, mode),
-                                        dtype=numpy.float32).reshape(out_h, out_w, 3)
-            same = numpy.array_equal(ours, theirs)
-        _KERNEL_CHECKED[mode, dtype] = same
+                ours = {backend: numpy.frombuffer(
+                    _stoker.torch_float_resize(pixels, out_h, out_w, mode, _FLOAT_SUMS[backend]),
+                    dtype=numpy.float32).reshape(out_h, out_w, 3) for backend in backends}
+            backends = [b for b in backends if numpy.array_equal(ours[b], theirs)]
+        _KERNEL_CHECKED[mode, dtype] = backends[0] if backends else None
     return _KERNEL_CHECKED[mode, dtype]
 
 
@@ -900,7 +910,7 @@ def _resamples(step) -> bool:
 
 def _resize_on_tensor(step, backend: str):
     """Resampling source `step` (or a Compose's) with torchvision's tensor `backend` ("tensor",
-    "tensor_float")."""
+    "tensor_float", "tensor_float_fused")."""
     if isinstance(step, Compose):
         return Compose([_resize_on_tensor(s, backend) if isinstance(s, _RESAMPLING) else s
                         for s in step.transforms])

@@ -17,7 +17,7 @@ from PIL import Image
 import stoker
 from loader_datasets import encode
 from resize_kernels import needs_torchs_tensor_resize
-from stoker import _stoker
+from stoker import _stoker, transforms
 
 # Odd sizes and both orientations, none nearly square (RandomResizedCrop(scale=(1, 1),
 # ratio=(1, 1)) then takes the central square, no draw); noise, so that a weight rounded
@@ -96,7 +96,7 @@ def test_a_choice_of_v2_crops_after_toimage_takes_the_tensor_backend(noise):
 @pytest.mark.parametrize("mode", [T.InterpolationMode.BILINEAR, T.InterpolationMode.BICUBIC])
 def test_v1_sources_after_piltotensor_are_torchs_float32_resize(noise, mode):
     """torchvision v1 resizes a tensor in float32 (and so does weights.transforms() on one)."""
-    needs_torchs_tensor_resize(mode, v2=False)
+    backend = needs_torchs_tensor_resize(mode, v2=False)
     path, encoded = noise
     for steps in ([T.PILToTensor(), T.Resize(37, mode), T.CenterCrop(30)],
                   [T.PILToTensor(), T.Resize(45, mode, max_size=60), T.CenterCrop((50, 42))],
@@ -106,25 +106,35 @@ def test_v1_sources_after_piltotensor_are_torchs_float32_resize(noise, mode):
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             loader, got = stoker_images(path, steps)
-        assert "backend='tensor_float'" in loader.plan["image"][0][0], steps
+        assert f"backend='{backend}'" in loader.plan["image"][0][0], steps
         assert torch.equal(got, torchvision_images(encoded, steps)), steps
 
 
 @pytest.mark.parametrize("interpolation", ["bilinear", "bicubic"])
 def test_the_float_kernel_is_torchs_down_and_up_with_few_taps_and_many(interpolation):
-    """stoker's float32 resize against torch's on noise, value for value: every size pair
-    here, from 1 tap to 80 (the order of torch's sums changes at 5 taps and every 4 after).
-    Not an output 1 pixel wide: torch's float kernel then gives every row the first's value
-    where the height changes too (torch 2.11; its uint8 kernel does not), which stoker does not
-    copy."""
-    needs_torchs_tensor_resize(interpolation, v2=False)
+    """stoker's float32 resize against torch's on noise, value for value, with the taps added
+    as this torch adds them (torch 2.11's wheel: 1 + 4 floor((n - 1) / 4) rounded products,
+    then fused; torch 2.4's: all fused), the other order differing: every size pair here, from
+    1 tap to 80. Not an output 1 pixel wide: torch's float kernel then gives every row the
+    first's value where the height changes too (torch 2.11; its uint8 kernel does not), which
+    stoker does not copy."""
+    # The order of the torches measured (scripts/test_torch.sh), not merely skipped there.
+    known = {(2, 4): "tensor_float_fused", (2, 11): "tensor_float"}
+    minor = tuple(int(v) for v in torch.__version__.split(".")[:2])
+    if minor in known:
+        assert transforms._torch_kernel(interpolation, "float32") == known[minor]
+    backend = needs_torchs_tensor_resize(interpolation, v2=False)
+    sums = {"tensor_float": "unrolled", "tensor_float_fused": "fused"}[backend]
+    other = {"unrolled": "fused", "fused": "unrolled"}[sums]
     rng = np.random.default_rng(3)
+    differs = 0
     for _ in range(60):
         h, w = (int(v) for v in rng.integers(1, 160, 2))
         out_h, out_w = int(rng.integers(1, 120)), int(rng.integers(2, 120))
         pixels = rng.integers(0, 256, (h, w, 3), dtype=np.uint8)
-        ours = np.frombuffer(_stoker.torch_float_resize(pixels, out_h, out_w, interpolation),
-                             dtype=np.float32).reshape(out_h, out_w, 3)
+        ours = np.frombuffer(_stoker.torch_float_resize(pixels, out_h, out_w, interpolation,
+                                                        sums), dtype=np.float32)
+        ours = ours.reshape(out_h, out_w, 3)
         tensor = torch.from_numpy(pixels).permute(2, 0, 1)
         theirs = torch.nn.functional.interpolate(tensor[None].float(), size=(out_h, out_w),
                                                  mode=interpolation, antialias=True,
@@ -135,6 +145,11 @@ def test_the_float_kernel_is_torchs_down_and_up_with_few_taps_and_many(interpola
                                  antialias=True)
         rounded = np.round(np.clip(ours, 0, 255) if interpolation == "bicubic" else ours)
         assert np.array_equal(rounded.astype(np.uint8), v1.permute(1, 2, 0).numpy())
+        otherwise = np.frombuffer(_stoker.torch_float_resize(pixels, out_h, out_w,
+                                                             interpolation, other),
+                                  dtype=np.float32)
+        differs += not np.array_equal(otherwise, ours.reshape(-1))
+    assert differs > 30  # the two orders are told apart
 
 
 @pytest.mark.parametrize("interpolation", ["bilinear", "bicubic"])
@@ -179,13 +194,14 @@ def test_a_torch_whose_uint8_kernel_differs_leaves_a_v2_resize_to_torchvision(no
 
 def test_a_torch_whose_float_kernel_differs_leaves_a_v1_resize_to_pil_resampling(noise,
                                                                                monkeypatch):
-    """Where this torch's float32 resize is not stoker's (torch 2.4 sums in another order), a
+    """Where this torch's float32 resize is neither order stoker reproduces, a
     v1 Resize after PILToTensor runs natively with PIL's resampling, not as
     backend="tensor_float" with other values, and says so. Simulated by a kernel off by one."""
     from stoker import transforms as transforms_module
 
-    def off_by_one(pixels, height, width, interpolation):
-        values = np.frombuffer(real(pixels, height, width, interpolation), dtype=np.float32)
+    def off_by_one(pixels, height, width, interpolation, sums):
+        values = np.frombuffer(real(pixels, height, width, interpolation, sums),
+                               dtype=np.float32)
         return (values + 1).tobytes()
 
     real = _stoker.torch_float_resize
@@ -195,7 +211,7 @@ def test_a_torch_whose_float_kernel_differs_leaves_a_v1_resize_to_pil_resampling
     steps = [T.PILToTensor(), T.Resize(37, T.InterpolationMode.BICUBIC), T.CenterCrop(30)]
     with pytest.warns(UserWarning, match="this torch resizes a tensor in float32 otherwise"):
         loader, got = stoker_images(path, steps)
-    assert "backend='tensor_float'" not in loader.plan["image"][0][0]
+    assert "tensor_float" not in loader.plan["image"][0][0]
     assert "backend='pil'" in loader.plan["image"][0][0]
     on_pil = [T.Resize(37, T.InterpolationMode.BICUBIC), T.CenterCrop(30), T.PILToTensor()]
     assert torch.equal(got, torchvision_images(encoded, on_pil))
@@ -218,5 +234,6 @@ def test_stokers_own_sources_take_the_backend_as_written(noise):
     want = torchvision_images(encoded, [T2.ToImage(), T2.Resize(37), T2.CenterCrop(30)])
     if UINT8_KERNELS:
         assert torch.equal(got, want)
-    with pytest.raises(ValueError, match="Resize: backend must be pil or tensor or tensor_float, not 'gpu'"):
+    with pytest.raises(ValueError, match="Resize: backend must be pil or tensor or tensor_float "
+                                         "or tensor_float_fused, not 'gpu'"):
         S.Resize(37, backend="gpu")

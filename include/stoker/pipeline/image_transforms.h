@@ -41,8 +41,9 @@ inline constexpr int kMaxImageSize = 1 << 15;
 enum class ImageInterpolation { kBilinear, kBicubic, kRandom };
 
 // Whose resize an image transform's pixels are (ImageOutput::backend, the operations' parameter
-// "backend": "pil", "tensor", "tensor_float").
-enum class ResizeBackend { kPil, kTensor, kTensorFloat };
+// "backend": "pil", "tensor", "tensor_float", "tensor_float_fused": torch's float32 resize as
+// torch 2.11's wheel sums it, or as torch 2.4's: image/torch_float_resize.h).
+enum class ResizeBackend { kPil, kTensor, kTensorFloat, kTensorFloatFused };
 
 // The backend called `name`; kPil for any other name.
 ResizeBackend resize_backend_named(const std::string& name);

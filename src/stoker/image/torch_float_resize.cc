@@ -63,10 +63,10 @@ void compute_taps(int in_size, int out_size, int begin, int end, ResampleFilter 
   }
 }
 
-// The taps' sum of values at p, p + step, ...: the first 1 + 4 floor((n - 1) / 4) as rounded
-// products added in order, the rest fused (torch's wheel, see the header).
-float tap_sum(const float* p, size_t step, const float* w, int n) {
-  const int plain = 1 + 4 * ((n - 1) / 4);
+// The taps' sum of values at p, p + step, ...: the first `plain` as rounded products added in
+// order, the rest fused (torch's wheels, see the header).
+float tap_sum(const float* p, size_t step, const float* w, int n, TorchFloatSums sums) {
+  const int plain = sums == TorchFloatSums::kUnrolled ? 1 + 4 * ((n - 1) / 4) : 1;
   float sum = p[0] * w[0];
   for (int t = 1; t < n; ++t) {
     const float value = p[t * step];
@@ -84,7 +84,7 @@ float tap_sum(const float* p, size_t step, const float* w, int n) {
 
 Status torch_float_resize(const RgbView& src, int src_x, int src_y, int in_width, int in_height,
                           int out_width, int out_height, const ResampleWindow& window,
-                          ResampleFilter filter, std::vector<float>& out) {
+                          ResampleFilter filter, std::vector<float>& out, TorchFloatSums sums) {
   if (in_width < 1 || in_height < 1 || out_width < 1 || out_height < 1 ||
       out_width > kMaxResampleOutputSide || out_height > kMaxResampleOutputSide)
     return invalid_argument("torch resize of " + std::to_string(in_width) + "x" +
@@ -124,7 +124,7 @@ Status torch_float_resize(const RgbView& src, int src_x, int src_y, int in_width
     for (size_t x = 0; x < columns; ++x) {
       const float* from = &line[static_cast<size_t>(h.first[x] - col_begin) * 3];
       for (int c = 0; c < 3; ++c)
-        to[x * 3 + c] = tap_sum(from + c, 3, &h.weights[x * h.stride], h.count[x]);
+        to[x * 3 + c] = tap_sum(from + c, 3, &h.weights[x * h.stride], h.count[x], sums);
     }
   }
   // The vertical pass.
@@ -138,7 +138,7 @@ Status torch_float_resize(const RgbView& src, int src_x, int src_y, int in_width
     const float* from = &rows[static_cast<size_t>(v.first[y] - row_begin) * columns * 3];
     const float* weights = &v.weights[static_cast<size_t>(y) * v.stride];
     for (size_t k = 0; k < columns * 3; ++k)
-      to[k] = tap_sum(from + k, columns * 3, weights, v.count[y]);
+      to[k] = tap_sum(from + k, columns * 3, weights, v.count[y], sums);
   }
   return Status::ok();
 }

@@ -7,7 +7,7 @@
 
 // Its pixels against torch's own: python/tests/test_tensor_resize.py. Here, what holds for any
 // build: sizes kept are copies, a flat image stays flat, a window is the whole resize's part,
-// and bad requests are refused.
+// the two orders of sums differ only beyond 5 taps, and bad requests are refused.
 
 namespace stoker::image {
 namespace {
@@ -40,6 +40,27 @@ TEST(TorchFloatResizeTest, TheSameSizeIsACopyAndAFlatImageStaysFlat) {
       EXPECT_EQ(out, std::vector<uint8_t>(static_cast<size_t>(w) * h * 3, 201)) << w << "x" << h;
     }
   }
+}
+
+// The two orders of sums are the same up to 5 taps (the unrolled one's first 1 + 4 floor((n - 1)
+// / 4) rounded products are the first alone) and apart beyond (each torch's, test_tensor_
+// resize.py): an upscale and a 2x bilinear downscale (4 taps) agree, a 4x one (8 taps) not.
+TEST(TorchFloatResizeTest, FusedSumsAreTheUnrolledOnesUpToFiveTapsOnly) {
+  const std::vector<uint8_t> pixels = noise(64, 48, 4);
+  std::vector<float> unrolled, fused;
+  const auto both = [&](int w, int h) {
+    for (auto [sums, out] : {std::pair{TorchFloatSums::kUnrolled, &unrolled},
+                             std::pair{TorchFloatSums::kFused, &fused}})
+      ASSERT_TRUE(torch_float_resize(view_of(pixels, 64, 48), 0, 0, 64, 48, w, h, {},
+                                     ResampleFilter::kBilinear, *out, sums)
+                      .is_ok());
+  };
+  both(100, 70);
+  EXPECT_EQ(unrolled, fused);
+  both(32, 24);
+  EXPECT_EQ(unrolled, fused);
+  both(16, 12);
+  EXPECT_NE(unrolled, fused);
 }
 
 TEST(TorchFloatResizeTest, RoundsAsTorchvisionReturnsAFloatResizeToUint8) {

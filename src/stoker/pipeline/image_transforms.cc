@@ -118,7 +118,8 @@ class EncodedImageTransform : public Base {
     thread_local image::Resampler simd(image::ResampleKernel::kSimd);
     thread_local image::Resampler scalar(image::ResampleKernel::kScalar);
     image::Resampler& resampler = output_.simd_resize ? simd : scalar;
-    if (output_.backend == ResizeBackend::kTensorFloat)
+    if (output_.backend == ResizeBackend::kTensorFloat ||
+        output_.backend == ResizeBackend::kTensorFloatFused)
       return finish(render_float(bytes, width, height, plan, buffer, resampler, target));
     image::DecodeRequest request;
     if (!output_.crop_decode) {
@@ -181,7 +182,9 @@ class EncodedImageTransform : public Base {
     thread_local std::vector<uint8_t> resized;
     STOKER_RETURN_IF_ERROR(image::torch_float_resize(
         pixels, 0, 0, pixels.width, pixels.height, whole ? plan.resized_width : out.width,
-        whole ? plan.resized_height : out.height, plan.window, out.filter, values));
+        whole ? plan.resized_height : out.height, plan.window, out.filter, values,
+        output_.backend == ResizeBackend::kTensorFloatFused ? image::TorchFloatSums::kFused
+                                                            : image::TorchFloatSums::kUnrolled));
     image::round_to_uint8(values, out.filter, resized);
     const image::RgbView done{resized.data(), out.width, out.height,
                               static_cast<ptrdiff_t>(out.width) * 3};
@@ -402,6 +405,7 @@ Status check_output(const Schema& schema, const std::string& field, const ImageO
 ResizeBackend resize_backend_named(const std::string& name) {
   if (name == "tensor") return ResizeBackend::kTensor;
   if (name == "tensor_float") return ResizeBackend::kTensorFloat;
+  if (name == "tensor_float_fused") return ResizeBackend::kTensorFloatFused;
   return ResizeBackend::kPil;
 }
 

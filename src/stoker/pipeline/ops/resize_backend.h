@@ -9,9 +9,10 @@ namespace stoker::ops {
 
 inline ParamSpec resize_backend_param() {
   return ParamSpec::choice(
-      "backend", "pil", {"pil", "tensor", "tensor_float"},
+      "backend", "pil", {"pil", "tensor", "tensor_float", "tensor_float_fused"},
       "whose resize: torchvision's of a PIL image (PIL's filters), its v2 resize of a uint8 "
-      "tensor (torch's antialiased uint8 kernels), or its resize of a tensor in float32 (v1's)");
+      "tensor (torch's antialiased uint8 kernels), or its resize of a tensor in float32 (v1's: "
+      "as torch 2.11 adds the taps, or, fused, as torch 2.4 does)");
 }
 
 inline ResizeBackend resize_backend(const Params& p) {
