@@ -237,3 +237,24 @@ def test_stokers_own_sources_take_the_backend_as_written(noise):
     with pytest.raises(ValueError, match="Resize: backend must be pil or tensor or tensor_float "
                                          "or tensor_float_fused, not 'gpu'"):
         S.Resize(37, backend="gpu")
+
+
+def test_a_float_backend_is_its_order_of_sums_rounded(tmp_path):
+    """backend="tensor_float" and "tensor_float_fused", whatever this torch's: the kernel's
+    values in that order, rounded; on an image large enough that the two orders, a few ulps
+    apart, round some pixel apart."""
+    from stoker import transforms as S
+
+    pixels = np.random.default_rng(8).integers(0, 256, (700, 900, 3), dtype=np.uint8)
+    path = tmp_path / "ds"
+    with stoker.DatasetWriter(path, {"image": "bytes", "label": "int64"}) as writer:
+        writer.append({"image": encode(pixels, "PNG"), "label": 0})
+    got = {}
+    for backend, sums in (("tensor_float", "unrolled"), ("tensor_float_fused", "fused")):
+        loader = stoker.Loader(path, batch_size=1, shuffle=False, batch_format="dict",
+                               transforms=S.Resize(300, backend=backend, interpolation="bicubic"))
+        got[backend] = next(iter(loader))["image"][0].permute(1, 2, 0).numpy()
+        values = np.frombuffer(_stoker.torch_float_resize(pixels, 300, 385, "bicubic", sums),
+                               dtype=np.float32).reshape(300, 385, 3)
+        assert np.array_equal(got[backend], np.round(np.clip(values, 0, 255)).astype(np.uint8))
+    assert not np.array_equal(got["tensor_float"], got["tensor_float_fused"])
