@@ -11,7 +11,7 @@ import torchvision.transforms as T
 from PIL import Image
 
 import stoker
-from loader_datasets import encode, photo, pixels, write_one_cut_image
+from loader_datasets import pixels, write_one_cut_image
 from resize_kernels import needs_torchs_tensor_resize
 from stoker import transforms as S
 
