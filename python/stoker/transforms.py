@@ -858,9 +858,9 @@ def _v2_resizes_uint8(mode: str) -> bool:
 
 
 _KERNEL_CHECKED: Dict[tuple, Optional[str]] = {}
-# stoker's backends for torch's float32 resize, by how the taps are added (the native
-# operation's "backend"; _stoker.torch_float_resize's `sums`): torch 2.11's wheel, torch 2.4's.
-_FLOAT_SUMS = {"tensor_float": "unrolled", "tensor_float_fused": "fused"}
+# stoker's backends for torch's float32 resize, by how the taps are added: torch 2.11's wheel,
+# torch 2.4's.
+_FLOAT_BACKENDS = ("tensor_float", "tensor_float_fused")
 
 
 def _torch_kernel(mode: str, dtype: str) -> Optional[str]:
@@ -873,7 +873,7 @@ def _torch_kernel(mode: str, dtype: str) -> Optional[str]:
     if (mode, dtype) not in _KERNEL_CHECKED:
         import numpy
         import torch
-        backends = ["tensor"] if dtype == "uint8" else list(_FLOAT_SUMS)
+        backends = ["tensor"] if dtype == "uint8" else list(_FLOAT_BACKENDS)
         rng = numpy.random.default_rng(47)
         if mode not in ("bilinear", "bicubic"):
             backends = []
@@ -895,7 +895,7 @@ def _torch_kernel(mode: str, dtype: str) -> Optional[str]:
                     tensor.float(), size=(out_h, out_w), mode=mode, antialias=True,
                     align_corners=False)[0].permute(1, 2, 0).numpy()
                 ours = {backend: numpy.frombuffer(
-                    _stoker.torch_float_resize(pixels, out_h, out_w, mode, _FLOAT_SUMS[backend]),
+                    _stoker.torch_float_resize(pixels, out_h, out_w, mode, backend),
                     dtype=numpy.float32).reshape(out_h, out_w, 3) for backend in backends}
             backends = [b for b in backends if numpy.array_equal(ours[b], theirs)]
         _KERNEL_CHECKED[mode, dtype] = backends[0] if backends else None

@@ -124,8 +124,7 @@ def test_the_float_kernel_is_torchs_down_and_up_with_few_taps_and_many(interpola
     if minor in known:
         assert transforms._torch_kernel(interpolation, "float32") == known[minor]
     backend = needs_torchs_tensor_resize(interpolation, v2=False)
-    sums = {"tensor_float": "unrolled", "tensor_float_fused": "fused"}[backend]
-    other = {"unrolled": "fused", "fused": "unrolled"}[sums]
+    (other,) = set(transforms._FLOAT_BACKENDS) - {backend}
     rng = np.random.default_rng(3)
     differs = 0
     for _ in range(60):
@@ -133,7 +132,7 @@ def test_the_float_kernel_is_torchs_down_and_up_with_few_taps_and_many(interpola
         out_h, out_w = int(rng.integers(1, 120)), int(rng.integers(2, 120))
         pixels = rng.integers(0, 256, (h, w, 3), dtype=np.uint8)
         ours = np.frombuffer(_stoker.torch_float_resize(pixels, out_h, out_w, interpolation,
-                                                        sums), dtype=np.float32)
+                                                        backend), dtype=np.float32)
         ours = ours.reshape(out_h, out_w, 3)
         tensor = torch.from_numpy(pixels).permute(2, 0, 1)
         theirs = torch.nn.functional.interpolate(tensor[None].float(), size=(out_h, out_w),
@@ -199,8 +198,8 @@ def test_a_torch_whose_float_kernel_differs_leaves_a_v1_resize_to_pil_resampling
     backend="tensor_float" with other values, and says so. Simulated by a kernel off by one."""
     from stoker import transforms as transforms_module
 
-    def off_by_one(pixels, height, width, interpolation, sums):
-        values = np.frombuffer(real(pixels, height, width, interpolation, sums),
+    def off_by_one(pixels, height, width, interpolation, backend):
+        values = np.frombuffer(real(pixels, height, width, interpolation, backend),
                                dtype=np.float32)
         return (values + 1).tobytes()
 
@@ -250,11 +249,11 @@ def test_a_float_backend_is_its_order_of_sums_rounded(tmp_path):
     with stoker.DatasetWriter(path, {"image": "bytes", "label": "int64"}) as writer:
         writer.append({"image": encode(pixels, "PNG"), "label": 0})
     got = {}
-    for backend, sums in (("tensor_float", "unrolled"), ("tensor_float_fused", "fused")):
+    for backend in transforms._FLOAT_BACKENDS:
         loader = stoker.Loader(path, batch_size=1, shuffle=False, batch_format="dict",
                                transforms=S.Resize(300, backend=backend, interpolation="bicubic"))
         got[backend] = next(iter(loader))["image"][0].permute(1, 2, 0).numpy()
-        values = np.frombuffer(_stoker.torch_float_resize(pixels, 300, 385, "bicubic", sums),
+        values = np.frombuffer(_stoker.torch_float_resize(pixels, 300, 385, "bicubic", backend),
                                dtype=np.float32).reshape(300, 385, 3)
         assert np.array_equal(got[backend], np.round(np.clip(values, 0, 255)).astype(np.uint8))
     assert not np.array_equal(got["tensor_float"], got["tensor_float_fused"])

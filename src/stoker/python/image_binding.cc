@@ -10,6 +10,7 @@
 #include "stoker/image/image_header.h"
 #include "stoker/image/resample.h"
 #include "stoker/image/torch_float_resize.h"
+#include "stoker/pipeline/image_transforms.h"
 #include "stoker/python/released_gil.h"
 #include "stoker/store/image_record.h"
 #include "stoker/util/checksum.h"
@@ -119,21 +120,25 @@ image::ResampleFilter filter_named(const std::string& interpolation) {
 
 // torch's float32 antialiased resize (image/torch_float_resize.h) of the uint8 RGB image
 // `pixels` (a C-contiguous [H, W, 3] buffer) to height x width, float32 bytes [height, width,
-// 3] before rounding, the taps added as `sums` says ("unrolled": torch 2.11's, "fused": torch
-// 2.4's): what stoker.transforms compares with torch itself before it takes backend=
-// "tensor_float" or "tensor_float_fused".
+// 3] before rounding, the taps added as the operations' `backend` "tensor_float" (torch 2.11's
+// order) or "tensor_float_fused" (torch 2.4's) adds them: what stoker.transforms compares with
+// torch itself before it takes that backend.
 py::bytes torch_float_resize(const py::buffer& pixels, int height, int width,
-                             const std::string& interpolation, const std::string& sums) {
-  if (sums != "unrolled" && sums != "fused")
-    throw py::value_error("torch_float_resize: sums must be \"unrolled\" or \"fused\", not \"" +
-                          sums + "\"");
+                             const std::string& interpolation, const std::string& backend) {
+  const ResizeBackend named = resize_backend_named(backend);
+  if (named != ResizeBackend::kTensorFloat && named != ResizeBackend::kTensorFloatFused)
+    throw py::value_error(
+        "torch_float_resize: backend must be tensor_float or "
+        "tensor_float_fused, not '" +
+        backend + "'");
   const py::buffer_info buffer = pixels.request();
   const image::RgbView view = rgb_view_of(buffer, "torch_float_resize");
   std::vector<float> out;
   throw_if_error(image::torch_float_resize(
       view, 0, 0, view.width, view.height, width, height, image::ResampleWindow{},
       filter_named(interpolation), out,
-      sums == "fused" ? image::TorchFloatSums::kFused : image::TorchFloatSums::kUnrolled));
+      named == ResizeBackend::kTensorFloatFused ? image::TorchFloatSums::kFused
+                                                : image::TorchFloatSums::kUnrolled));
   return py::bytes(reinterpret_cast<const char*>(out.data()), out.size() * sizeof(float));
 }
 
@@ -164,10 +169,11 @@ py::bytes torch_uint8_resize(const py::buffer& pixels, int height, int width,
 
 void register_image(py::module_& module) {
   module.def("torch_float_resize", &torch_float_resize, py::arg("pixels"), py::arg("height"),
-             py::arg("width"), py::arg("interpolation"), py::arg("sums") = "unrolled",
+             py::arg("width"), py::arg("interpolation"), py::arg("backend") = "tensor_float",
              "torch's float32 antialiased resize of uint8 RGB pixels [H, W, 3], as float32 "
              "bytes [height, width, 3] (\"bilinear\" or \"bicubic\"), the taps added as "
-             "torch 2.11 does (sums=\"unrolled\") or torch 2.4 (\"fused\").");
+             "torch 2.11 does (backend=\"tensor_float\") or torch 2.4 "
+             "(\"tensor_float_fused\").");
   module.def("torch_uint8_resize", &torch_uint8_resize, py::arg("pixels"), py::arg("height"),
              py::arg("width"), py::arg("interpolation"),
              "torch's antialiased uint8 resize of uint8 RGB pixels [H, W, 3], as uint8 bytes "
