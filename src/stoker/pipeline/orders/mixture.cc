@@ -23,24 +23,35 @@
 namespace stoker::orders {
 namespace {
 
-// N's largest-remainder apportionment by `shares` (summing to 1): floor(N * share) each, the
-// rest one each to the largest remainders, ties to the lower part.
-std::vector<int64_t> apportioned(int64_t n, const std::vector<double>& shares) {
-  std::vector<int64_t> counts(shares.size());
-  std::vector<double> remainders(shares.size());
+// n samples apportioned by `quotas` (summing to n: each part's exact samples, which may be under
+// 0 by less than a sample where earlier pieces gave the part more than its share): floor(quota)
+// each, none under 0; then while under n one more each to the largest remainders (quota -
+// count), while over n one fewer each from the smallest, none under 0; ties to the lower part.
+// Quotas of n x share: n's largest-remainder apportionment.
+std::vector<int64_t> apportioned(int64_t n, const std::vector<double>& quotas) {
+  std::vector<int64_t> counts(quotas.size());
   int64_t left = n;
-  for (size_t p = 0; p < shares.size(); ++p) {
-    const double exact = static_cast<double>(n) * shares[p];
-    counts[p] = static_cast<int64_t>(std::floor(exact));
-    remainders[p] = exact - static_cast<double>(counts[p]);
+  for (size_t p = 0; p < quotas.size(); ++p) {
+    counts[p] = std::max<int64_t>(0, static_cast<int64_t>(std::floor(quotas[p])));
     left -= counts[p];
   }
-  std::vector<size_t> by_remainder(shares.size());
+  const auto remainder = [&](size_t p) { return quotas[p] - static_cast<double>(counts[p]); };
+  std::vector<size_t> by_remainder(quotas.size());
   std::iota(by_remainder.begin(), by_remainder.end(), size_t{0});
   std::stable_sort(by_remainder.begin(), by_remainder.end(),
-                   [&](size_t a, size_t b) { return remainders[a] > remainders[b]; });
+                   [&](size_t a, size_t b) { return remainder(a) > remainder(b); });
   for (size_t i = 0; left > 0; ++i, --left) ++counts[by_remainder[i % by_remainder.size()]];
+  for (auto at = by_remainder.rbegin(); left < 0; ++at) {
+    if (at == by_remainder.rend()) at = by_remainder.rbegin();
+    if (counts[*at] > 0) --counts[*at], ++left;
+  }
   return counts;
+}
+
+std::vector<double> quotas_of(int64_t n, const std::vector<double>& shares) {
+  std::vector<double> quotas(shares.size());
+  for (size_t p = 0; p < shares.size(); ++p) quotas[p] = static_cast<double>(n) * shares[p];
+  return quotas;
 }
 
 // The parts of a piece of `counts` (summing to its length): shuffled by `stream`, or without
@@ -89,7 +100,8 @@ class Mixture : public GlobalOrder {
         shares_(std::move(shares)),
         seed_(seed),
         shuffle_(shuffle) {
-    for (const std::vector<double>& s : shares_) whole_.push_back(apportioned(size_, s));
+    for (const std::vector<double>& s : shares_)
+      whole_.push_back(apportioned(size_, quotas_of(size_, s)));
   }
 
   int64_t epoch_size() const override { return size_; }
@@ -99,15 +111,13 @@ class Mixture : public GlobalOrder {
     // of one piece is as without a schedule).
     const __int128 first = static_cast<__int128>(epoch) * size_;
     std::vector<int64_t> parts(static_cast<size_t>(size_));
-    for (size_t k = segment_at(first); k < starts_.size() && starts_[k] < first + size_; ++k) {
-      const auto from = static_cast<int64_t>(std::max<__int128>(starts_[k], first) - first);
-      const int64_t to =
-          k + 1 < starts_.size()
-              ? static_cast<int64_t>(std::min<__int128>(starts_[k + 1] - first, size_))
-              : size_;
+    const std::vector<Piece> epoch_pieces = pieces(epoch);
+    const std::vector<std::vector<int64_t>> epoch_counts = counts(epoch_pieces);
+    for (size_t i = 0; i < epoch_pieces.size(); ++i) {
+      const int64_t from = epoch_pieces[i].from;
       const uint64_t stream =
           from == 0 ? mixture_stream(epoch) : derive_stream(mixture_stream(epoch), from);
-      interleave(counts(k, to - from), seed_, stream, shuffle_, parts.data() + from);
+      interleave(epoch_counts[i], seed_, stream, shuffle_, parts.data() + from);
     }
     // The k-th of part p in the epoch is its sample j = before_p + k: record j mod n_p of the
     // part's epoch j div n_p (mod 2^64 as a stream), offset by the parts before it.
@@ -140,27 +150,67 @@ class Mixture : public GlobalOrder {
            1;
   }
 
-  // Each part's samples in a piece of segment k of `length` positions.
-  std::vector<int64_t> counts(size_t k, int64_t length) const {
-    return length == size_ ? whole_[k] : apportioned(length, shares_[k]);
+  // A piece of an epoch: its segment and positions [from, to).
+  struct Piece {
+    size_t segment;
+    int64_t from, to;
+  };
+
+  // Epoch e's pieces, in order.
+  std::vector<Piece> pieces(int64_t epoch) const {
+    const __int128 first = static_cast<__int128>(epoch) * size_;
+    std::vector<Piece> out;
+    for (size_t k = segment_at(first); k < starts_.size() && starts_[k] < first + size_; ++k) {
+      const auto from = static_cast<int64_t>(std::max<__int128>(starts_[k], first) - first);
+      const int64_t to =
+          k + 1 < starts_.size()
+              ? static_cast<int64_t>(std::min<__int128>(starts_[k + 1] - first, size_))
+              : size_;
+      out.push_back({k, from, to});
+    }
+    return out;
   }
 
-  // Each part's samples in the run's first `end` samples (whole epochs): per segment, its
-  // first piece, its whole epochs (at once) and its last piece. O(segments x parts).
+  // Each part's samples in each of an epoch's pieces: its length apportioned by its segment's
+  // shares, what the epoch's earlier pieces gave each part over or under its exact share
+  // carried into the next, so a part whose share of a piece is under a sample still gets its
+  // share over the epoch's pieces (each within a sample or two of it).
+  std::vector<std::vector<int64_t>> counts(const std::vector<Piece>& epoch_pieces) const {
+    std::vector<std::vector<int64_t>> out;
+    std::vector<double> carried(sizes_.size(), 0.0);
+    for (const Piece& piece : epoch_pieces) {
+      const int64_t length = piece.to - piece.from;
+      if (length == size_) {
+        out.push_back(whole_[piece.segment]);
+        continue;
+      }
+      std::vector<double> quotas = quotas_of(length, shares_[piece.segment]);
+      for (size_t p = 0; p < quotas.size(); ++p) quotas[p] += carried[p];
+      out.push_back(apportioned(length, quotas));
+      for (size_t p = 0; p < quotas.size(); ++p)
+        carried[p] = quotas[p] - static_cast<double>(out.back()[p]);
+    }
+    return out;
+  }
+
+  // Each part's samples in the run's first `end` samples (whole epochs): the epochs inside one
+  // segment at once (its whole-epoch counts), each epoch a change cuts, piece by piece.
+  // O(segments x parts).
   std::vector<__int128> taken_before(__int128 end) const {
     std::vector<__int128> before(sizes_.size(), 0);
     const auto add = [&](const std::vector<int64_t>& c, __int128 times) {
       for (size_t p = 0; p < c.size(); ++p) before[p] += times * c[p];
     };
+    __int128 cut_epoch = -1;  // the last epoch a change cuts, counted
     for (size_t k = 0; k < starts_.size() && starts_[k] < end; ++k) {
       const __int128 a = starts_[k];
       const __int128 b = k + 1 < starts_.size() ? std::min<__int128>(starts_[k + 1], end) : end;
-      const __int128 head_end = std::min<__int128>((a / size_ + 1) * size_, b);
-      add(counts(k, static_cast<int64_t>(head_end - a)), 1);
-      if (head_end == b) continue;
-      const __int128 tail = b - (b - head_end) % size_;
-      add(whole_[k], (tail - head_end) / size_);
-      if (tail < b) add(counts(k, static_cast<int64_t>(b - tail)), 1);
+      const __int128 first_whole = (a + size_ - 1) / size_, last_whole = b / size_;
+      if (last_whole > first_whole) add(whole_[k], last_whole - first_whole);
+      if (a % size_ != 0 && a / size_ != cut_epoch) {
+        cut_epoch = a / size_;
+        for (const auto& c : counts(pieces(static_cast<int64_t>(cut_epoch)))) add(c, 1);
+      }
     }
     return before;
   }

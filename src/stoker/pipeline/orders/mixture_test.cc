@@ -167,15 +167,39 @@ TEST(MixtureSchedule, EachPieceOfAnEpochHoldsExactlyItsSegmentsShare) {
     for (int64_t epoch = 0; epoch < 6; ++epoch)
       for (int64_t index : order->order(epoch)) run.push_back(part_of(index, sizes));
     // (from, to, counts): a piece per segment and epoch; 10 at 3:1 is 7.5 and 2.5, the tie to
-    // the lower part.
+    // the lower part; that half sample carried into the epoch's next piece (1:3 at 70: 2.5 - 0.5
+    // and 7.5 + 0.5).
     const std::vector<std::tuple<int64_t, int64_t, std::vector<int64_t>>> pieces = {
         {0, 20, {10, 10}}, {20, 30, {5, 5}}, {30, 40, {8, 2}},   {40, 60, {15, 5}},
-        {60, 70, {8, 2}},  {70, 80, {3, 7}}, {80, 100, {5, 15}}, {100, 120, {5, 15}}};
+        {60, 70, {8, 2}},  {70, 80, {2, 8}}, {80, 100, {5, 15}}, {100, 120, {5, 15}}};
     for (const auto& [from, to, counts] : pieces) {
       std::vector<int64_t> got(2, 0);
       for (int64_t g = from; g < to; ++g) ++got[run[g]];
       EXPECT_EQ(got, counts) << from << " to " << to << (shuffle ? "" : ", unshuffled");
     }
+  }
+}
+
+TEST(MixtureSchedule, ASourceUnderASampleAPieceGetsItsShareOverTheEpoch) {
+  // A ramp changing every 16 samples, the small source's share of each piece under half a
+  // sample: carried from piece to piece it comes to its share (each piece apart: none at all).
+  std::vector<double> change_at, later;
+  double exact = 16.0 / 41.0;  // the first piece's, at 40:1
+  for (int step = 1; step < 200; ++step) {
+    change_at.push_back(16.0 * step);
+    later.insert(later.end(), {40.0 - step / 20, 1.0});
+    exact += 16.0 / (41.0 - step / 20);
+  }
+  const std::vector<int64_t> sizes = {4000, 1000};
+  for (bool shuffle : {true, false}) {
+    const auto order =
+        mixture(parts_of(sizes, 3, shuffle), {{"weights", std::vector<double>{40, 1}},
+                                              {"samples_per_epoch", int64_t{3200}},
+                                              {"change_at", change_at},
+                                              {"later_weights", later}});
+    int64_t small = 0;
+    for (int64_t index : order->order(0)) small += part_of(index, sizes);
+    EXPECT_NEAR(static_cast<double>(small), exact, 1.0) << (shuffle ? "" : "unshuffled");
   }
 }
 
