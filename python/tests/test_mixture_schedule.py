@@ -35,9 +35,10 @@ def run(loader, epochs=3):
 
 def test_the_proportions_change_where_the_schedule_says(parts):
     got = run(scheduled(parts))
-    # (from, to, samples of a): a piece per segment and epoch; 10 at 3:1 is 7.5 and 2.5 and
-    # 30 at 1:3 is 7.5 and 22.5, the ties to the first source.
-    for start, end, of_a in ((0, 40, 30), (40, 50, 8), (50, 80, 8), (80, 120, 10)):
+    # (from, to, samples of a): a piece per segment and epoch; 10 at 3:1 is 7.5 and 2.5, the
+    # tie to the first source, whose half sample over is carried into the epoch's next piece:
+    # 30 at 1:3 is 7.5 - 0.5 and 22.5 + 0.5.
+    for start, end, of_a in ((0, 40, 30), (40, 50, 8), (50, 80, 7), (80, 120, 10)):
         piece = got[start:end]
         assert sum(x < 1000 for x in piece) == of_a, (start, end)
     # Each source goes on through its own epochs across the change: a's 40 once each, then
