@@ -24,15 +24,15 @@ def mask_of(segments):
 
 
 def prompt_targets(tokens, starts, end_id):
-    """A bool per token and one past the last: whether it is in its document's prompt after the
-    document's first token (up to its first `end_id` token), so that a label predicting it is
-    masked."""
+    """A bool per token and one past the last: whether it is in its document's prompt (from the
+    document's first token up to its first `end_id` token), so that a label predicting it is
+    masked: within the document, and the document before's last label."""
     masked = np.zeros(len(tokens) + 1, bool)
     bounds = np.flatnonzero(starts[:len(tokens)]).tolist() + [len(tokens)]
     for begin, end in zip(bounds, bounds[1:]):
         ends = np.flatnonzero(tokens[begin:end] == end_id)
         if len(ends):
-            masked[begin + 1:begin + ends[0] + 1] = True
+            masked[begin:begin + ends[0] + 1] = True
     return masked
 
 
@@ -265,15 +265,19 @@ def test_prompt_labels_are_masked_in_samples_and_rows(tmp_path, packing):
     prompts = prompt_targets(tokens, starts, PROMPT_END)
     assert prompts.any() and (~prompts[1:] & (tokens == PROMPT_END)).any()
     if packing == "none":
-        want = [(ids, [-100 if prompts[i * 8 + j + 1] else y for j, y in enumerate(labels)])
-                for i, (ids, labels, _, _) in enumerate(reference(tokens, starts, 8))]
-        source = stoker.Tokens(path, seq_len=8, eos_id=EOS, prompt_end_id=PROMPT_END,
-                               mask_boundary_labels=True)
-
         def got(loader):
             return [(x.tolist(), y.tolist()) for batch in loader
                     for x, y in zip(batch["input_ids"], batch["labels"])]
-        assert got(loader(source, shuffle=False)) == want
+        # Without the boundaries masked, a document's last label predicts the next one's first
+        # token, a prompt token where that document has a prompt: masked too.
+        for boundaries in (False, True):
+            want = [(ids, [-100 if prompts[i * 8 + j + 1] else
+                           y if boundaries else int(tokens[i * 8 + j + 1])
+                           for j, y in enumerate(labels)])
+                    for i, (ids, labels, _, _) in enumerate(reference(tokens, starts, 8))]
+            source = stoker.Tokens(path, seq_len=8, eos_id=EOS, prompt_end_id=PROMPT_END,
+                                   mask_boundary_labels=boundaries)
+            assert got(loader(source, shuffle=False)) == want, boundaries
         union = [s for r in range(2) for s in got(loader(source, rank=r, world_size=2,
                                                            workers=2))]
         assert sorted(map(repr, union)) == sorted(map(repr, want))

@@ -62,7 +62,7 @@ std::vector<PromptRange> document_prompts(const std::vector<uint64_t>& starts,
     if (taken && start == done) continue;  // not the document's first end
     taken = true;
     done = start;
-    if (end > start) prompts.push_back({start + 1, end});  // a prompt beyond its first token
+    prompts.push_back({start, end});
   }
   return prompts;
 }

@@ -66,8 +66,8 @@ struct PromptRange {
 };
 
 // The prompts of the documents starting at 0 and at `starts` (sorted) whose prompt-end tokens
-// are at `ends` (sorted): each document's tokens after its first up to its first end, in order
-// (its first token is no label's target within it).
+// are at `ends` (sorted): each document's tokens from its first up to its first end, in order
+// (its first token the target of the label at the document before's last token).
 std::vector<PromptRange> document_prompts(const std::vector<uint64_t>& starts,
                                           const std::vector<uint64_t>& ends);
 
