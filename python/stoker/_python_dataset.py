@@ -31,22 +31,25 @@ _STATE_FORMAT = "stoker.Loader/python-dataset/1"
 class _Seeded:
     """The user's dataset, indexed by (index, seed) pairs: ``dataset[index]`` with torch's,
     Python's and numpy's global generators seeded (in the iterating process their states are
-    put back after, so the training loop's draws are not disturbed; a worker's are its own)."""
+    put back after, so the training loop's draws are not disturbed; a worker's are its own).
+    It holds the dataset alone, so that it pickles wherever the dataset does (spawned
+    workers)."""
 
-    def __init__(self, torch, dataset):
+    def __init__(self, dataset):
         self.dataset = dataset
-        self._torch = torch
 
     def __len__(self):
         return len(self.dataset)
 
     def __getitem__(self, key):
+        import torch  # imported here, not held: a module cannot be pickled
+
         index, seed = key
         if isinstance(index, int) and not 0 <= index < len(self.dataset):
             raise SampleError(f"the sampler gave index {index}, outside the "
                               f"{type(self.dataset).__name__}'s {len(self.dataset)} samples")
-        generators = GlobalGenerators(self._torch, np)
-        if self._torch.utils.data.get_worker_info() is not None:  # a worker's own generators
+        generators = GlobalGenerators(torch, np)
+        if torch.utils.data.get_worker_info() is not None:  # a worker's own generators
             generators.seed(seed)
             return self._get(index)
         with generators:
@@ -59,6 +62,26 @@ class _Seeded:
         except Exception as error:
             raise SampleError(f"{type(self.dataset).__name__}[{index}] raised "
                               f"{type(error).__name__}: {error}") from None
+
+
+class _WorkerStart:
+    """The inner DataLoader's worker_init_fn: makes ``get_worker_info().dataset`` the worker's
+    copy of the user's dataset (as DataLoader's is), not the _Seeded wrapper the worker was
+    given, then calls the user's `worker_init_fn` (if any). It replaces torch's record of the
+    worker (torch.utils.data._utils.worker._worker_info, which get_worker_info returns): the
+    WorkerInfo of torch 1.x to 2.x, frozen once made, so a new one."""
+
+    def __init__(self, worker_init_fn):
+        self._worker_init_fn = worker_init_fn
+
+    def __call__(self, worker_id: int) -> None:
+        from torch.utils.data._utils import worker
+
+        info = worker._worker_info
+        worker._worker_info = worker.WorkerInfo(id=info.id, num_workers=info.num_workers,
+                                                seed=info.seed, dataset=info.dataset.dataset)
+        if self._worker_init_fn is not None:
+            self._worker_init_fn(worker_id)
 
 
 class _Collate:
@@ -203,7 +226,8 @@ class PythonDatasetLoader:
             self._inner = torch.utils.data.DataLoader(dataset, batch_size=batch_size,
                                                       drop_last=drop_last, **common)
         else:
-            seeded = _Seeded(torch, dataset)
+            common["worker_init_fn"] = _WorkerStart(worker_init_fn)
+            seeded = _Seeded(dataset)
             if batch_size is None:
                 self._inner = torch.utils.data.DataLoader(seeded, batch_size=None,
                                                           sampler=self._plan, **common)

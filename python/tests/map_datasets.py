@@ -1,0 +1,34 @@
+"""Map-style datasets defined at a module's top level, so that spawned and forkserver workers
+(which unpickle the dataset) can import them: test_python_dataset.py's."""
+
+import torch
+from torch.utils.data import Dataset, get_worker_info
+
+
+class Numbers(Dataset):
+    """Sample i: tensor(i), of `size` samples."""
+
+    def __init__(self, size=10):
+        self.size = size
+
+    def __len__(self):
+        return self.size
+
+    def __getitem__(self, i):
+        return torch.tensor(i)
+
+
+class WorkerHandle(Numbers):
+    """A per-worker handle, as h5py or LMDB scripts open one: worker_init_fn sets `handle`
+    through get_worker_info().dataset; sample i: (i, the handle, the type of the dataset
+    get_worker_info() gives in __getitem__)."""
+
+    handle = None
+
+    def __getitem__(self, i):
+        return i, self.handle, type(get_worker_info().dataset).__name__
+
+
+def open_handle(worker_id):
+    """worker_init_fn: opens the worker's handle on the dataset get_worker_info() gives."""
+    get_worker_info().dataset.handle = f"handle-{worker_id}"

