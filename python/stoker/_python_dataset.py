@@ -7,7 +7,10 @@ same ``num_workers``), under stoker's guarantees:
 - every sample's random draws are its own: before ``dataset[i]`` torch's, Python's and NumPy's
   global generators are seeded from (seed, epoch, position; with a user's sampler also the
   rank), so augmentations do not depend on which worker runs them (their states are put back
-  after, so the iterating process's draws are not disturbed);
+  after, so the iterating process's draws are not disturbed); a dataset with ``__getitems__``
+  is called once per batch with the batch's indices, as DataLoader calls it, its generators
+  seeded from the batch's first sample (its draws then depend on the batch, not on each sample
+  alone);
 - ``state_dict()`` says the batches yielded; ``load_state_dict()`` continues after them
   (stoker's order: the global position, so another world size continues the same order).
 
@@ -42,26 +45,44 @@ class _Seeded:
         return len(self.dataset)
 
     def __getitem__(self, key):
-        import torch  # imported here, not held: a module cannot be pickled
-
         index, seed = key
         if isinstance(index, int) and not 0 <= index < len(self.dataset):
             raise SampleError(f"the sampler gave index {index}, outside the "
                               f"{type(self.dataset).__name__}'s {len(self.dataset)} samples")
+        return self._seeded(seed, lambda: self.dataset[index],
+                            f"{type(self.dataset).__name__}[{index}]")
+
+    def __getitems__(self, keys):
+        """A batch's samples, as DataLoader's fetcher asks for them: through the dataset's own
+        ``__getitems__`` where it has one (called once, seeded by the batch's first sample),
+        else ``__getitem__`` sample by sample."""
+        batched = getattr(self.dataset, "__getitems__", None)
+        if not batched:  # DataLoader's test
+            return [self[key] for key in keys]
+        indices = [index for index, _ in keys]
+        return self._seeded(keys[0][1], lambda: batched(indices),
+                            f"{type(self.dataset).__name__}.__getitems__({indices})")
+
+    @staticmethod
+    def _seeded(seed: int, fetch, name: str):
+        """fetch() with the global generators seeded from `seed`; SampleError naming `name`
+        where it raises."""
+        import torch  # imported here, not held: a module cannot be pickled
+
         generators = GlobalGenerators(torch, np)
         if torch.utils.data.get_worker_info() is not None:  # a worker's own generators
             generators.seed(seed)
-            return self._get(index)
+            return _named(fetch, name)
         with generators:
             generators.seed(seed)
-            return self._get(index)
+            return _named(fetch, name)
 
-    def _get(self, index):
-        try:
-            return self.dataset[index]
-        except Exception as error:
-            raise SampleError(f"{type(self.dataset).__name__}[{index}] raised "
-                              f"{type(error).__name__}: {error}") from None
+
+def _named(fetch, name: str):
+    try:
+        return fetch()
+    except Exception as error:
+        raise SampleError(f"{name} raised {type(error).__name__}: {error}") from None
 
 
 class _WorkerStart:

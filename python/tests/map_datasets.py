@@ -32,3 +32,16 @@ class WorkerHandle(Numbers):
 def open_handle(worker_id):
     """worker_init_fn: opens the worker's handle on the dataset get_worker_info() gives."""
     get_worker_info().dataset.handle = f"handle-{worker_id}"
+
+
+class Batched(Numbers):
+    """A dataset with a batched fetch (one query a batch, as Hugging Face datasets' or a
+    database's): sample i is ("batched", i, the batch's indices, a draw of torch's global
+    generator) through __getitems__, ("single", i, [i], a draw) through __getitem__."""
+
+    def __getitem__(self, i):
+        return "single", i, [i], torch.rand(()).item()
+
+    def __getitems__(self, indices):
+        draw = torch.rand(()).item()
+        return [("batched", i, list(indices), draw) for i in indices]

@@ -8,7 +8,7 @@ import pytest
 from torch.utils.data import DataLoader
 
 import stoker
-from map_datasets import Numbers, WorkerHandle, open_handle
+from map_datasets import Batched, Numbers, WorkerHandle, open_handle
 
 
 def batches(loader):
@@ -44,3 +44,27 @@ def test_spawn_as_the_global_start_method_starts_the_workers():
         assert run(stoker.Loader) == run(DataLoader)
     finally:
         multiprocessing.set_start_method(method, force=True)
+
+
+def fetched(loader):
+    """Each batch's (how fetched, indices, the indices asked for together) of Batched."""
+    return [(kinds, indices.tolist(), [list(map(int, asked)) for asked in zip(*together)])
+            for kinds, indices, together, _ in loader]
+
+
+@pytest.mark.parametrize("num_workers", [0, 2])
+def test_getitems_is_called_once_per_batch_as_dataloader_calls_it(num_workers):
+    def run(kind):
+        return fetched(kind(Batched(7), batch_size=3, num_workers=num_workers))
+
+    assert run(stoker.Loader) == run(DataLoader)
+    assert run(stoker.Loader)[0] == (("batched",) * 3, [0, 1, 2], [[0, 1, 2]] * 3)
+
+
+def test_getitems_draws_are_seeded_per_batch_whatever_the_workers():
+    def draws(num_workers):
+        loader = stoker.Loader(Batched(7), batch_size=3, shuffle=True, num_workers=num_workers)
+        return [draw.tolist() for *_, draw in loader]
+
+    once = draws(0)
+    assert once == draws(2) and all(len(set(batch)) == 1 for batch in once)
