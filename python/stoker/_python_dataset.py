@@ -41,14 +41,10 @@ class _Seeded:
     def __init__(self, dataset):
         self.dataset = dataset
 
-    def __len__(self):
-        return len(self.dataset)
-
     def __getitem__(self, key):
+        """``dataset[index]``: any key the sampler gave (a negative index, a dict's key), as
+        DataLoader passes it."""
         index, seed = key
-        if isinstance(index, int) and not 0 <= index < len(self.dataset):
-            raise SampleError(f"the sampler gave index {index}, outside the "
-                              f"{type(self.dataset).__name__}'s {len(self.dataset)} samples")
         return self._seeded(seed, lambda: self.dataset[index],
                             f"{type(self.dataset).__name__}[{index}]")
 
@@ -266,7 +262,7 @@ class PythonDatasetLoader:
 
     def indices(self, epoch: int):
         """This rank's indices of epoch `epoch` in stoker's order."""
-        return stoker_order(len(self._dataset), self._options, epoch)[0]
+        return stoker_order(self._length(), self._options, epoch)[0]
 
     def next_epoch(self) -> int:
         return self._epoch if self._epoch is not None else self._state[0]
@@ -286,7 +282,7 @@ class PythonDatasetLoader:
                     batches.append(keys)
             return batches, None
         start = self._position if self._resume else 0
-        indices, sizes, positions = stoker_order(len(self._dataset), self._options, epoch, start)
+        indices, sizes, positions = stoker_order(self._length(), self._options, epoch, start)
         batches, first = [], 0
         for size in sizes.tolist():
             batches.append([(int(indices[first + k]),
@@ -294,6 +290,18 @@ class PythonDatasetLoader:
                             for k in range(size)])
             first += size
         return batches, positions.tolist()
+
+    def _length(self):
+        """len(dataset); None for an IterableDataset or a dataset without __len__ in a sampler's
+        order. stoker's own order needs it: TypeError in one line where the dataset lacks it."""
+        if self._iterable:
+            return None
+        if hasattr(self._dataset, "__len__"):
+            return len(self._dataset)
+        if self._user_batches is not None:
+            return None
+        raise TypeError(f"a {type(self._dataset).__name__} has no __len__, which stoker's own "
+                        "order needs: give it one, or pass a sampler (or batch_sampler)")
 
     # Iteration ---------------------------------------------------------------------------
 
@@ -342,7 +350,7 @@ class PythonDatasetLoader:
             return len(self._inner)
         if self._user_batches is not None:
             return len(self._user_batches)
-        return len(stoker_order(len(self._dataset), self._options, self.next_epoch())[1])
+        return len(stoker_order(self._length(), self._options, self.next_epoch())[1])
 
     def set_epoch(self, epoch: int) -> None:
         if isinstance(epoch, bool) or not isinstance(epoch, int) or epoch < 0:
@@ -357,7 +365,7 @@ class PythonDatasetLoader:
                 "batches": batches, "position": self._position,
                 "order": "stoker" if self._user_batches is None and not self._iterable
                 else "sampler",
-                "samples": None if self._iterable else len(self._dataset),
+                "samples": self._length(),
                 "dataset": type(self._dataset).__qualname__}
 
     def load_state_dict(self, state: dict) -> None:
@@ -372,7 +380,7 @@ class PythonDatasetLoader:
             raise ValueError(f"state_dict['seed'] is {state['seed']}; this loader's seed is "
                              f"{self._options['seed']}")
         if state.get("dataset") != type(self._dataset).__qualname__ or \
-                state.get("samples") != (None if self._iterable else len(self._dataset)):
+                state.get("samples") != self._length():
             raise ValueError(f"the state_dict is of a {state.get('dataset')} of "
                              f"{state.get('samples')} samples, not this "
                              f"{type(self._dataset).__qualname__}")

@@ -45,3 +45,22 @@ class Batched(Numbers):
     def __getitems__(self, indices):
         draw = torch.rand(()).item()
         return [("batched", i, list(indices), draw) for i in indices]
+
+
+class Unsized(Dataset):
+    """A map-style dataset without __len__ (its order a sampler's): sample i is tensor(i)."""
+
+    def __getitem__(self, i):
+        return torch.tensor(i)
+
+
+class ById(Dataset):
+    """Records keyed by database ids (100, 205, 317), as a sampler of those ids gives them."""
+
+    rows = {100: 1, 205: 2, 317: 3}
+
+    def __len__(self):
+        return len(self.rows)
+
+    def __getitem__(self, key):
+        return torch.tensor(self.rows[key])

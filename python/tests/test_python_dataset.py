@@ -8,7 +8,7 @@ import pytest
 from torch.utils.data import DataLoader
 
 import stoker
-from map_datasets import Batched, Numbers, WorkerHandle, open_handle
+from map_datasets import Batched, ById, Numbers, Unsized, WorkerHandle, open_handle
 
 
 def batches(loader):
@@ -68,3 +68,21 @@ def test_getitems_draws_are_seeded_per_batch_whatever_the_workers():
 
     once = draws(0)
     assert once == draws(2) and all(len(set(batch)) == 1 for batch in once)
+
+
+@pytest.mark.parametrize("dataset, sampler", [
+    (Unsized(), [0, 1, 2]), (ById(), [100, 205, 317]), (Numbers(5), [-1, -2, 7])])
+def test_the_samplers_keys_go_to_the_dataset_as_dataloader_passes_them(dataset, sampler):
+    def run(kind):
+        return batches(kind(dataset, batch_size=2, sampler=sampler))
+
+    assert run(stoker.Loader) == run(DataLoader)
+    resumed = stoker.Loader(dataset, batch_size=2, sampler=sampler)
+    resumed.load_state_dict(stoker.Loader(dataset, batch_size=2, sampler=sampler).state_dict())
+    assert batches(resumed) == run(DataLoader)
+
+
+def test_stokers_own_order_of_a_dataset_without_len_is_refused_in_one_line():
+    with pytest.raises(TypeError, match=r"^a Unsized has no __len__, which stoker's own order "
+                       r"needs: give it one, or pass a sampler \(or batch_sampler\)$"):
+        iter(stoker.Loader(Unsized(), batch_size=2))
