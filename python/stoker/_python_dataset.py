@@ -21,7 +21,7 @@ import threading
 
 import numpy as np
 
-from stoker._native_loader import _distributed_defaults, _last_batch
+from stoker._native_loader import _distributed_defaults, _import_torch, _last_batch
 from stoker._python_steps import SampleError, sample_seed
 from stoker._stoker_order import stoker_order
 from stoker._python_steps import _Seeded as GlobalGenerators
@@ -204,6 +204,9 @@ class PythonDatasetLoader:
                  num_workers, collate_fn, pin_memory, drop_last, timeout, worker_init_fn,
                  multiprocessing_context, prefetch_factor, persistent_workers, in_order, order,
                  device):
+        # What a copy is made from (__setstate__).
+        self._arguments = {name: value for name, value in locals().items()
+                           if name not in ("self", "torch")}
         self._torch = torch
         self._dataset = dataset
         self._iterable = isinstance(dataset, torch.utils.data.IterableDataset)
@@ -257,6 +260,16 @@ class PythonDatasetLoader:
         self._resume = False
         self._live = None
         self._lock = threading.Lock()
+
+    def __getstate__(self) -> dict:
+        """A copy (pickle, copy.deepcopy) is this loader's arguments and where it is; it starts
+        no workers and holds no iteration (a DataLoader's copy neither)."""
+        return {"arguments": self._arguments,
+                "progress": (self._epoch, self._state, self._position, self._resume)}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(_import_torch(), **state["arguments"])
+        self._epoch, self._state, self._position, self._resume = state["progress"]
 
     # Order -------------------------------------------------------------------------------
 

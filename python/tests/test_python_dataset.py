@@ -2,7 +2,9 @@
 runs it, each compared with torch's DataLoader: what workers see, start methods, batched
 fetches, the keys a sampler gives, copies of the loader and failing samples."""
 
+import copy
 import multiprocessing
+import pickle
 
 import pytest
 from torch.utils.data import DataLoader
@@ -86,3 +88,25 @@ def test_stokers_own_order_of_a_dataset_without_len_is_refused_in_one_line():
     with pytest.raises(TypeError, match=r"^a Unsized has no __len__, which stoker's own order "
                        r"needs: give it one, or pass a sampler \(or batch_sampler\)$"):
         iter(stoker.Loader(Unsized(), batch_size=2))
+
+
+@pytest.mark.parametrize("copied", [copy.deepcopy, lambda x: pickle.loads(pickle.dumps(x))],
+                         ids=["deepcopy", "pickle"])
+def test_a_loader_is_copied_and_pickled_as_a_dataloader_is(copied):
+    theirs = DataLoader(Numbers(9), batch_size=2, num_workers=2)
+    assert batches(copied(theirs)) == batches(theirs)
+    loader = stoker.Loader(Numbers(9), batch_size=2, shuffle=True, num_workers=2,
+                           order=stoker.Order(seed=3))
+    iterator = iter(loader)
+    first = next(iterator).tolist()
+    copy_ = copied(loader)
+    rest = batches(iterator)
+    assert copy_.dataset is not loader.dataset and copy_.sampler._loader is copy_
+    assert batches(copy_) == [first] + rest  # from where the loader was: epoch 0's start
+    assert batches(copy_) == batches(loader)  # epoch 1, as the loader's
+
+
+def test_a_loader_over_native_data_refuses_a_copy_in_one_line(labelled):
+    with pytest.raises(TypeError, match=r"^a stoker.Loader over data stoker reads natively "
+                       r"cannot be pickled or copied \(its native reader is live state\)"):
+        copy.deepcopy(stoker.Loader(labelled, batch_size=4))
