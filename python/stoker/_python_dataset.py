@@ -11,6 +11,10 @@ same ``num_workers``), under stoker's guarantees:
   is called once per batch with the batch's indices, as DataLoader calls it, its generators
   seeded from the batch's first sample (its draws then depend on the batch, not on each sample
   alone);
+- a sample (or collate_fn) that raises comes to the iterating process as its batch
+  (_sample_failures.py), raised there in order as stoker.SampleError and its own type; the
+  iterator goes on with the next batch, as DataLoader's does (state_dict() counts the failed
+  batch as passed);
 - ``state_dict()`` says the batches yielded; ``load_state_dict()`` continues after them
   (stoker's order: the global position, so another world size continues the same order).
 
@@ -22,7 +26,8 @@ import threading
 import numpy as np
 
 from stoker._native_loader import _distributed_defaults, _import_torch, _last_batch
-from stoker._python_steps import SampleError, sample_seed
+from stoker._python_steps import sample_seed
+from stoker._sample_failures import Failure
 from stoker._stoker_order import stoker_order
 from stoker._python_steps import _Seeded as GlobalGenerators
 
@@ -54,15 +59,20 @@ class _Seeded:
         else ``__getitem__`` sample by sample."""
         batched = getattr(self.dataset, "__getitems__", None)
         if not batched:  # DataLoader's test
-            return [self[key] for key in keys]
+            samples = []
+            for key in keys:
+                samples.append(self[key])
+                if isinstance(samples[-1], Failure):
+                    return samples[-1]
+            return samples
         indices = [index for index, _ in keys]
         return self._seeded(keys[0][1], lambda: batched(indices),
                             f"{type(self.dataset).__name__}.__getitems__({indices})")
 
     @staticmethod
     def _seeded(seed: int, fetch, name: str):
-        """fetch() with the global generators seeded from `seed`; SampleError naming `name`
-        where it raises."""
+        """fetch() with the global generators seeded from `seed`; a Failure naming `name` where
+        it raises."""
         import torch  # imported here, not held: a module cannot be pickled
 
         generators = GlobalGenerators(torch, np)
@@ -78,7 +88,7 @@ def _named(fetch, name: str):
     try:
         return fetch()
     except Exception as error:
-        raise SampleError(f"{name} raised {type(error).__name__}: {error}") from None
+        return Failure(error, name)
 
 
 class _WorkerStart:
@@ -102,20 +112,21 @@ class _WorkerStart:
 
 
 class _Collate:
-    """collate_fn (where None, DataLoader's: default_collate, or default_convert unbatched)
-    naming the failure in one line."""
+    """collate_fn (where None, DataLoader's: default_collate, or default_convert unbatched); a
+    Failure where it raises, or where a sample failed (passed on)."""
 
     def __init__(self, torch, collate_fn, batched: bool):
         self._collate_fn = collate_fn or (torch.utils.data.default_collate if batched else
                                           torch.utils.data.default_convert)
 
     def __call__(self, samples):
+        if isinstance(samples, Failure):
+            return samples
         try:
             return self._collate_fn(samples)
         except Exception as error:
             name = getattr(self._collate_fn, "__name__", type(self._collate_fn).__name__)
-            raise SampleError(f"{name} on {len(samples)} samples raised "
-                              f"{type(error).__name__}: {error}") from None
+            return Failure(error, f"{name} on {len(samples)} samples")
 
 
 class _Plan:
@@ -133,16 +144,6 @@ class _Plan:
 
     def __len__(self):
         return len(self.batches)
-
-
-def _one_line(error: Exception) -> str:
-    """The SampleError line of an error DataLoader re-raised from a worker (it prefixes the
-    worker's traceback)."""
-    lines = [line for line in str(error).splitlines() if line.strip()]
-    for line in reversed(lines):
-        if "SampleError: " in line:
-            return line.split("SampleError: ", 1)[1]
-    return lines[-1] if lines else type(error).__name__
 
 
 class _Epoch:
@@ -172,14 +173,12 @@ class _Epoch:
             self.live = False
             self._owner._finished(self._epoch)
             raise
-        except SampleError as error:
-            self.live = False
-            raise SampleError(f"epoch {self._epoch}, batch {self._batch}: "
-                              f"{_one_line(error)}") from None
         position = None if self._positions is None else self._positions[self._here]
         self._batch += 1
         self._here += 1
         self._owner._yielded(self._epoch, self._batch, position)
+        if isinstance(batch, Failure):  # raised; the next call goes on with the next batch
+            raise batch.error(f"epoch {self._epoch}, batch {self._batch - 1}: ") from None
         return self._owner._to_device(batch)
 
     def close(self):

@@ -64,3 +64,27 @@ class ById(Dataset):
 
     def __getitem__(self, key):
         return torch.tensor(self.rows[key])
+
+
+class CorruptRecord(Numbers):
+    """Sample 2 raises KeyError (a corrupt record), sample 5 an error of a type the loader
+    cannot make with one message (its constructor wants two)."""
+
+    def __getitem__(self, i):
+        if i == 2:
+            raise KeyError(f"corrupt record {i}")
+        if i == 5:
+            raise TwoPartError("record", i)
+        return torch.tensor(i)
+
+
+class TwoPartError(Exception):
+    def __init__(self, what, index):
+        super().__init__(f"bad {what} {index}")
+
+
+def refuse_odd_firsts(samples):
+    """collate_fn: ValueError for a batch whose first sample is odd, else default_collate."""
+    if int(samples[0]) % 2:
+        raise ValueError(f"odd first sample {int(samples[0])}")
+    return torch.utils.data.default_collate(samples)

@@ -10,7 +10,8 @@ import pytest
 from torch.utils.data import DataLoader
 
 import stoker
-from map_datasets import Batched, ById, Numbers, Unsized, WorkerHandle, open_handle
+from map_datasets import (Batched, ById, CorruptRecord, Numbers, Unsized,
+                          WorkerHandle, open_handle, refuse_odd_firsts)
 
 
 def batches(loader):
@@ -110,3 +111,49 @@ def test_a_loader_over_native_data_refuses_a_copy_in_one_line(labelled):
     with pytest.raises(TypeError, match=r"^a stoker.Loader over data stoker reads natively "
                        r"cannot be pickled or copied \(its native reader is live state\)"):
         copy.deepcopy(stoker.Loader(labelled, batch_size=4))
+
+
+def skipping(loader):
+    """A skip-bad-batch loop over one iterator: each batch, or the type and message of what it
+    raised instead."""
+    iterator, out = iter(loader), []
+    while True:
+        try:
+            out.append(next(iterator).tolist())
+        except StopIteration:
+            return out
+        except Exception as error:  # noqa: BLE001 (the test looks at what it is)
+            out.append((type(error), str(error)))
+
+
+@pytest.mark.parametrize("num_workers", [0, 2])
+def test_a_failing_sample_raises_its_own_type_and_the_iterator_goes_on(num_workers):
+    def run(kind, **batched):
+        return skipping(kind(CorruptRecord(8), num_workers=num_workers, **batched))
+
+    ours, theirs = run(stoker.Loader, batch_size=2), run(DataLoader, batch_size=2)
+    assert [b for b in ours if isinstance(b, list)] == [b for b in theirs if isinstance(b, list)]
+    # DataLoader: KeyError, then TwoPartError (RuntimeError from workers: it cannot make one)
+    assert [b[0] for b in theirs if isinstance(b, tuple)][0] is KeyError
+    failed = [b for b in ours if isinstance(b, tuple)]
+    assert issubclass(failed[0][0], KeyError) and issubclass(failed[0][0], stoker.SampleError)
+    assert failed[0][1] == "epoch 0, batch 1: CorruptRecord[2] raised KeyError: 'corrupt record 2'"
+    assert failed[1] == (stoker.SampleError, "epoch 0, batch 2: CorruptRecord[5] raised "
+                         "TwoPartError: bad record 5")
+    unbatched = run(stoker.Loader, batch_size=None)
+    assert [b for b in unbatched if isinstance(b, int)] == [0, 1, 3, 4, 6, 7]
+    assert issubclass(unbatched[2][0], KeyError)
+
+
+@pytest.mark.parametrize("num_workers", [0, 2])
+def test_a_failing_collate_fn_raises_its_own_type_and_the_iterator_goes_on(num_workers):
+    def run(kind):
+        return skipping(kind(Numbers(7), batch_size=2, sampler=[0, 1, 3, 4, 2, 5, 6],
+                             collate_fn=refuse_odd_firsts, num_workers=num_workers))
+
+    ours, theirs = run(stoker.Loader), run(DataLoader)
+    assert [b for b in ours if isinstance(b, list)] == [b for b in theirs if isinstance(b, list)]
+    kind, message = ours[1]
+    assert issubclass(kind, ValueError) and issubclass(kind, stoker.SampleError)
+    assert message == "epoch 0, batch 1: refuse_odd_firsts on 2 samples raised ValueError: " \
+        "odd first sample 3"
