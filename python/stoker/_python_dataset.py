@@ -7,7 +7,14 @@ same ``num_workers``), under stoker's guarantees:
 - every sample's random draws are its own: before ``dataset[i]`` torch's, Python's and NumPy's
   global generators are seeded from (seed, epoch, position; with a user's sampler also the
   rank), so augmentations do not depend on which worker runs them (their states are put back
-  after, so the iterating process's draws are not disturbed);
+  after, so the iterating process's draws are not disturbed); a dataset with ``__getitems__``
+  is called once per batch with the batch's indices, as DataLoader calls it, its generators
+  seeded from the batch's first sample (its draws then depend on the batch, not on each sample
+  alone);
+- a sample (or collate_fn) that raises comes to the iterating process as its batch
+  (_sample_failures.py), raised there in order as stoker.SampleError and its own type; the
+  iterator goes on with the next batch, as DataLoader's does (state_dict() counts the failed
+  batch as passed);
 - ``state_dict()`` says the batches yielded; ``load_state_dict()`` continues after them
   (stoker's order: the global position, so another world size continues the same order).
 
@@ -18,8 +25,9 @@ import threading
 
 import numpy as np
 
-from stoker._native_loader import _distributed_defaults, _last_batch
-from stoker._python_steps import SampleError, sample_seed
+from stoker._native_loader import _distributed_defaults, _import_torch, _last_batch
+from stoker._python_steps import sample_seed
+from stoker._sample_failures import Failure
 from stoker._stoker_order import stoker_order
 from stoker._python_steps import _Seeded as GlobalGenerators
 
@@ -31,51 +39,94 @@ _STATE_FORMAT = "stoker.Loader/python-dataset/1"
 class _Seeded:
     """The user's dataset, indexed by (index, seed) pairs: ``dataset[index]`` with torch's,
     Python's and numpy's global generators seeded (in the iterating process their states are
-    put back after, so the training loop's draws are not disturbed; a worker's are its own)."""
+    put back after, so the training loop's draws are not disturbed; a worker's are its own).
+    It holds the dataset alone, so that it pickles wherever the dataset does (spawned
+    workers)."""
 
-    def __init__(self, torch, dataset):
+    def __init__(self, dataset):
         self.dataset = dataset
-        self._torch = torch
-
-    def __len__(self):
-        return len(self.dataset)
 
     def __getitem__(self, key):
+        """``dataset[index]``: any key the sampler gave (a negative index, a dict's key), as
+        DataLoader passes it."""
         index, seed = key
-        if isinstance(index, int) and not 0 <= index < len(self.dataset):
-            raise SampleError(f"the sampler gave index {index}, outside the "
-                              f"{type(self.dataset).__name__}'s {len(self.dataset)} samples")
-        generators = GlobalGenerators(self._torch, np)
-        if self._torch.utils.data.get_worker_info() is not None:  # a worker's own generators
+        return self._seeded(seed, lambda: self.dataset[index],
+                            f"{type(self.dataset).__name__}[{index}]")
+
+    def __getitems__(self, keys):
+        """A batch's samples, as DataLoader's fetcher asks for them: through the dataset's own
+        ``__getitems__`` where it has one (called once, seeded by the batch's first sample),
+        else ``__getitem__`` sample by sample."""
+        batched = getattr(self.dataset, "__getitems__", None)
+        if not batched:  # DataLoader's test
+            samples = []
+            for key in keys:
+                samples.append(self[key])
+                if isinstance(samples[-1], Failure):
+                    return samples[-1]
+            return samples
+        indices = [index for index, _ in keys]
+        return self._seeded(keys[0][1], lambda: batched(indices),
+                            f"{type(self.dataset).__name__}.__getitems__({indices})")
+
+    @staticmethod
+    def _seeded(seed: int, fetch, name: str):
+        """fetch() with the global generators seeded from `seed`; a Failure naming `name` where
+        it raises."""
+        import torch  # imported here, not held: a module cannot be pickled
+
+        generators = GlobalGenerators(torch, np)
+        if torch.utils.data.get_worker_info() is not None:  # a worker's own generators
             generators.seed(seed)
-            return self._get(index)
+            return _named(fetch, name)
         with generators:
             generators.seed(seed)
-            return self._get(index)
+            return _named(fetch, name)
 
-    def _get(self, index):
-        try:
-            return self.dataset[index]
-        except Exception as error:
-            raise SampleError(f"{type(self.dataset).__name__}[{index}] raised "
-                              f"{type(error).__name__}: {error}") from None
+
+def _named(fetch, name: str):
+    try:
+        return fetch()
+    except Exception as error:
+        return Failure(error, name)
+
+
+class _WorkerStart:
+    """The inner DataLoader's worker_init_fn: makes ``get_worker_info().dataset`` the worker's
+    copy of the user's dataset (as DataLoader's is), not the _Seeded wrapper the worker was
+    given, then calls the user's `worker_init_fn` (if any). It replaces torch's record of the
+    worker (torch.utils.data._utils.worker._worker_info, which get_worker_info returns): the
+    WorkerInfo of torch 1.x to 2.x, frozen once made, so a new one."""
+
+    def __init__(self, worker_init_fn):
+        self._worker_init_fn = worker_init_fn
+
+    def __call__(self, worker_id: int) -> None:
+        from torch.utils.data._utils import worker
+
+        info = worker._worker_info
+        worker._worker_info = worker.WorkerInfo(id=info.id, num_workers=info.num_workers,
+                                                seed=info.seed, dataset=info.dataset.dataset)
+        if self._worker_init_fn is not None:
+            self._worker_init_fn(worker_id)
 
 
 class _Collate:
-    """collate_fn (where None, DataLoader's: default_collate, or default_convert unbatched)
-    naming the failure in one line."""
+    """collate_fn (where None, DataLoader's: default_collate, or default_convert unbatched); a
+    Failure where it raises, or where a sample failed (passed on)."""
 
     def __init__(self, torch, collate_fn, batched: bool):
         self._collate_fn = collate_fn or (torch.utils.data.default_collate if batched else
                                           torch.utils.data.default_convert)
 
     def __call__(self, samples):
+        if isinstance(samples, Failure):
+            return samples
         try:
             return self._collate_fn(samples)
         except Exception as error:
             name = getattr(self._collate_fn, "__name__", type(self._collate_fn).__name__)
-            raise SampleError(f"{name} on {len(samples)} samples raised "
-                              f"{type(error).__name__}: {error}") from None
+            return Failure(error, f"{name} on {len(samples)} samples")
 
 
 class _Plan:
@@ -93,16 +144,6 @@ class _Plan:
 
     def __len__(self):
         return len(self.batches)
-
-
-def _one_line(error: Exception) -> str:
-    """The SampleError line of an error DataLoader re-raised from a worker (it prefixes the
-    worker's traceback)."""
-    lines = [line for line in str(error).splitlines() if line.strip()]
-    for line in reversed(lines):
-        if "SampleError: " in line:
-            return line.split("SampleError: ", 1)[1]
-    return lines[-1] if lines else type(error).__name__
 
 
 class _Epoch:
@@ -132,14 +173,12 @@ class _Epoch:
             self.live = False
             self._owner._finished(self._epoch)
             raise
-        except SampleError as error:
-            self.live = False
-            raise SampleError(f"epoch {self._epoch}, batch {self._batch}: "
-                              f"{_one_line(error)}") from None
         position = None if self._positions is None else self._positions[self._here]
         self._batch += 1
         self._here += 1
         self._owner._yielded(self._epoch, self._batch, position)
+        if isinstance(batch, Failure):  # raised; the next call goes on with the next batch
+            raise batch.error(f"epoch {self._epoch}, batch {self._batch - 1}: ") from None
         return self._owner._to_device(batch)
 
     def close(self):
@@ -164,6 +203,9 @@ class PythonDatasetLoader:
                  num_workers, collate_fn, pin_memory, drop_last, timeout, worker_init_fn,
                  multiprocessing_context, prefetch_factor, persistent_workers, in_order, order,
                  device):
+        # What a copy is made from (__setstate__).
+        self._arguments = {name: value for name, value in locals().items()
+                           if name not in ("self", "torch")}
         self._torch = torch
         self._dataset = dataset
         self._iterable = isinstance(dataset, torch.utils.data.IterableDataset)
@@ -203,7 +245,8 @@ class PythonDatasetLoader:
             self._inner = torch.utils.data.DataLoader(dataset, batch_size=batch_size,
                                                       drop_last=drop_last, **common)
         else:
-            seeded = _Seeded(torch, dataset)
+            common["worker_init_fn"] = _WorkerStart(worker_init_fn)
+            seeded = _Seeded(dataset)
             if batch_size is None:
                 self._inner = torch.utils.data.DataLoader(seeded, batch_size=None,
                                                           sampler=self._plan, **common)
@@ -217,11 +260,21 @@ class PythonDatasetLoader:
         self._live = None
         self._lock = threading.Lock()
 
+    def __getstate__(self) -> dict:
+        """A copy (pickle, copy.deepcopy) is this loader's arguments and where it is; it starts
+        no workers and holds no iteration (a DataLoader's copy neither)."""
+        return {"arguments": self._arguments,
+                "progress": (self._epoch, self._state, self._position, self._resume)}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(_import_torch(), **state["arguments"])
+        self._epoch, self._state, self._position, self._resume = state["progress"]
+
     # Order -------------------------------------------------------------------------------
 
     def indices(self, epoch: int):
         """This rank's indices of epoch `epoch` in stoker's order."""
-        return stoker_order(len(self._dataset), self._options, epoch)[0]
+        return stoker_order(self._length(), self._options, epoch)[0]
 
     def next_epoch(self) -> int:
         return self._epoch if self._epoch is not None else self._state[0]
@@ -241,7 +294,7 @@ class PythonDatasetLoader:
                     batches.append(keys)
             return batches, None
         start = self._position if self._resume else 0
-        indices, sizes, positions = stoker_order(len(self._dataset), self._options, epoch, start)
+        indices, sizes, positions = stoker_order(self._length(), self._options, epoch, start)
         batches, first = [], 0
         for size in sizes.tolist():
             batches.append([(int(indices[first + k]),
@@ -249,6 +302,18 @@ class PythonDatasetLoader:
                             for k in range(size)])
             first += size
         return batches, positions.tolist()
+
+    def _length(self):
+        """len(dataset); None for an IterableDataset or a dataset without __len__ in a sampler's
+        order. stoker's own order needs it: TypeError in one line where the dataset lacks it."""
+        if self._iterable:
+            return None
+        if hasattr(self._dataset, "__len__"):
+            return len(self._dataset)
+        if self._user_batches is not None:
+            return None
+        raise TypeError(f"a {type(self._dataset).__name__} has no __len__, which stoker's own "
+                        "order needs: give it one, or pass a sampler (or batch_sampler)")
 
     # Iteration ---------------------------------------------------------------------------
 
@@ -297,7 +362,7 @@ class PythonDatasetLoader:
             return len(self._inner)
         if self._user_batches is not None:
             return len(self._user_batches)
-        return len(stoker_order(len(self._dataset), self._options, self.next_epoch())[1])
+        return len(stoker_order(self._length(), self._options, self.next_epoch())[1])
 
     def set_epoch(self, epoch: int) -> None:
         if isinstance(epoch, bool) or not isinstance(epoch, int) or epoch < 0:
@@ -312,7 +377,7 @@ class PythonDatasetLoader:
                 "batches": batches, "position": self._position,
                 "order": "stoker" if self._user_batches is None and not self._iterable
                 else "sampler",
-                "samples": None if self._iterable else len(self._dataset),
+                "samples": self._length(),
                 "dataset": type(self._dataset).__qualname__}
 
     def load_state_dict(self, state: dict) -> None:
@@ -327,7 +392,7 @@ class PythonDatasetLoader:
             raise ValueError(f"state_dict['seed'] is {state['seed']}; this loader's seed is "
                              f"{self._options['seed']}")
         if state.get("dataset") != type(self._dataset).__qualname__ or \
-                state.get("samples") != (None if self._iterable else len(self._dataset)):
+                state.get("samples") != self._length():
             raise ValueError(f"the state_dict is of a {state.get('dataset')} of "
                              f"{state.get('samples')} samples, not this "
                              f"{type(self._dataset).__qualname__}")

@@ -10,7 +10,30 @@ import torch.utils.data
 from stoker._stoker_order import stoker_order
 
 
-class LoaderSampler(torch.utils.data.Sampler):
+class _HeldByLoader:
+    """A sampler its loader holds, holding the loader weakly (the loader's native core must go
+    when the loader goes; ReferenceError after, as a weak proxy's), pickled and copied with it:
+    its pickled state names the loader itself."""
+
+    def _hold(self, loader) -> None:
+        self._owner = weakref.ref(loader)
+
+    @property
+    def _loader(self):
+        loader = self._owner()
+        if loader is None:
+            raise ReferenceError("weakly-referenced object no longer exists")
+        return loader
+
+    def __getstate__(self):
+        return dict(self.__dict__, _owner=self._loader)
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._hold(state["_owner"])
+
+
+class LoaderSampler(_HeldByLoader, torch.utils.data.Sampler):
     """``loader.sampler`` where stoker orders the samples: iterating it gives this rank's
     dataset indices of the loader's next epoch (padding included, as DistributedSampler's);
     ``set_epoch(e)`` is ``loader.set_epoch(e)``; ``len()`` the indices an epoch deals this
@@ -18,8 +41,7 @@ class LoaderSampler(torch.utils.data.Sampler):
     (sampler_of), as DataLoader's is: frameworks tell shuffled loaders so."""
 
     def __init__(self, loader, data_source):
-        # Weakly: the loader holds its sampler, and its native core must go when it goes.
-        self._loader = weakref.proxy(loader)
+        self._hold(loader)
         self.data_source = data_source
         self.replacement = False
         self._num_samples = None
@@ -55,14 +77,14 @@ def sampler_of(loader, data_source, shuffle: bool) -> LoaderSampler:
     return kind(loader, data_source)
 
 
-class LoaderBatchSampler(torch.utils.data.BatchSampler):
+class LoaderBatchSampler(_HeldByLoader, torch.utils.data.BatchSampler):
     """``loader.batch_sampler``: DataLoader's BatchSampler over ``loader.sampler`` (its
     ``sampler``, ``batch_size`` and ``drop_last``), or where stoker groups the batches
     (`grouped`: an AspectRatioOrder) those batches; ``set_epoch`` sets the loader's epoch."""
 
     def __init__(self, loader, sampler, batch_size: int, drop_last: bool, grouped=None):
         super().__init__(sampler, batch_size, drop_last)
-        self._loader = weakref.proxy(loader)
+        self._hold(loader)
         self._grouped = grouped
 
     def set_epoch(self, epoch: int) -> None:

@@ -350,6 +350,16 @@ class Loader:
     def __repr__(self):
         return repr(self._engine)
 
+    def __getstate__(self) -> dict:
+        """Pickled and copied (copy.deepcopy) as DataLoader is, over a Python dataset: the copy
+        has copies of the dataset, sampler and settings and is where this loader was (no live
+        iteration). Over data stoker reads natively: TypeError (a native reader is live state)."""
+        if not isinstance(self._engine, PythonDatasetLoader):
+            raise TypeError("a stoker.Loader over data stoker reads natively cannot be pickled "
+                            "or copied (its native reader is live state): make another "
+                            "stoker.Loader with the same arguments")
+        return self.__dict__
+
     def __getattr__(self, name: str):
         """The engine's own attributes (its native core, its Python steps: read by tests)."""
         if name.startswith("__") or "_engine" not in self.__dict__:

@@ -292,13 +292,6 @@ def test_a_failing_sample_is_one_line_naming_it_and_the_loader_goes_on():
     assert [int(i) for i in next(iter(loader))] == [0, 1, 2, 3]  # usable after
 
 
-def test_a_sampler_index_out_of_range_is_named():
-    loader = stoker.Loader(Squares(), sampler=[0, 99])
-    with pytest.raises(stoker.SampleError,
-                       match=r"batch 1: the sampler gave index 99, outside the Squares.s 37"):
-        list(loader)
-
-
 def test_a_collate_fn_that_raises_is_named():
     def broken(batch):
         raise RuntimeError("cannot")
