@@ -106,6 +106,25 @@ def _settings(groups: dict, legacy: dict) -> dict:
     return settings
 
 
+def _warn_unsplit(torch, order) -> None:
+    """A warning where torch.distributed runs on several ranks and `order`, the user's sampler
+    or batch_sampler, is not split by rank (has no ``num_replicas``, as DistributedSampler and
+    Lightning's wrapper of it have): every rank then reads all its indices, as with a
+    DataLoader, but Lightning and Accelerate, which split a DataLoader's sampler, leave a
+    stoker.Loader as it is."""
+    sampler = getattr(order, "sampler", order)
+    if hasattr(order, "num_replicas") or hasattr(sampler, "num_replicas") or \
+            not torch.distributed.is_available() or not torch.distributed.is_initialized() or \
+            torch.distributed.get_world_size() < 2:
+        return
+    warnings.warn(f"stoker.Loader: the {type(order).__name__} given is not split across the "
+                  f"{torch.distributed.get_world_size()} ranks: each rank reads every index it "
+                  f"gives (as a DataLoader would; Lightning and Accelerate split a DataLoader's "
+                  f"sampler, not a stoker.Loader's): give one split by rank (torch's "
+                  f"DistributedSampler, Lightning's DistributedSamplerWrapper around yours), "
+                  f"or leave the order to stoker, which splits it", stacklevel=3)
+
+
 def _aspect_ratio_order(factor, native, sampler, batch_sampler, batch_size, storage):
     """The AspectRatioOrder of Order(aspect_ratio_groups=factor), else ValueError naming what
     stands in its way."""
@@ -253,6 +272,7 @@ class Loader:
             self._collate_fn = collate_fn
         if groups is not None:
             explicit.groups()  # read now: a dataset without sizes fails here, in one line
+        self._user_order = batch_sampler if batch_sampler is not None else sampler
         if batch_sampler is not None:
             self.batch_size, self.drop_last = None, False
             self.batch_sampler, self.sampler = batch_sampler, getattr(batch_sampler, "sampler",
@@ -269,6 +289,9 @@ class Loader:
 
     def __iter__(self):
         """The next epoch's batches (set_epoch's, else the one after the last finished)."""
+        if self._user_order is not None:
+            _warn_unsplit(_import_torch(), self._user_order)
+            self._user_order = None  # said once
         return self._finished(iter(self._engine))
 
     def epoch(self, epoch: int):

@@ -242,3 +242,41 @@ def test_a_rank_that_dies_ends_the_others(tmp_path, labelled):
     assert run.returncode != 0
     assert time.monotonic() - start < 90
     assert "exitcode  : 7" in run.stderr and "rank      : 1" in run.stderr, run.stderr[-3000:]
+
+
+SAMPLER_SCRIPT = """
+import json, sys, warnings
+import torch
+import torch.distributed as dist
+import stoker
+
+dist.init_process_group("gloo")
+data = list(range(8))
+said = {}
+for name, sampler in (("plain", torch.utils.data.SequentialSampler(data)),
+                      ("split", torch.utils.data.DistributedSampler(data, shuffle=False))):
+    loader = stoker.Loader(data, batch_size=2, sampler=sampler)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        seen = [int(x) for batch in loader for x in batch]
+        seen += [int(x) for batch in loader for x in batch]  # said once a loader
+    said[name] = {"seen": seen, "warnings": [str(w.message) for w in caught]}
+json.dump(said, open(f"{sys.argv[2]}/rank{dist.get_rank()}.json", "w"))
+dist.destroy_process_group()
+"""
+
+
+def test_a_sampler_not_split_by_rank_is_said_once_and_a_split_one_is_not(tmp_path):
+    # Lightning and Accelerate split a DataLoader's sampler, not a stoker.Loader's: every rank
+    # reading all of a plain sampler's indices (as a DataLoader does) is said, once a loader.
+    run = torchrun_text(tmp_path, 2, SAMPLER_SCRIPT, tmp_path, tmp_path)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    ranks = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in range(2)]
+    for said in ranks:
+        assert said["plain"]["seen"] == list(range(8)) * 2
+        assert len(said["plain"]["warnings"]) == 1
+        assert "SequentialSampler given is not split across the 2 ranks" in \
+            said["plain"]["warnings"][0]
+        assert said["split"]["warnings"] == []
+    assert sorted(ranks[0]["split"]["seen"] + ranks[1]["split"]["seen"]) == sorted(
+        list(range(8)) * 2)
