@@ -63,6 +63,10 @@ def _dataloader_rules(torch, dataset, batch_size, shuffle, sampler, batch_sample
 
 
 # DataLoader's arguments, as stoker.Loader takes them.
+# DataLoader's attributes that cannot change after it is made (its __setattr__'s).
+_SET_ONCE = ("batch_size", "batch_sampler", "sampler", "drop_last", "dataset",
+             "persistent_workers")
+
 _DATALOADER_ARGUMENTS = ("batch_size", "shuffle", "sampler", "batch_sampler", "num_workers",
                          "collate_fn", "pin_memory", "drop_last", "timeout", "worker_init_fn",
                          "multiprocessing_context", "generator", "prefetch_factor",
@@ -178,19 +182,27 @@ class Loader:
                  in_order=True, order=None, batches=None, feed=None, storage=None, **legacy):
         torch = _import_torch()
         from stoker._samplers import ExplicitOrder, LoaderBatchSampler, sampler_of  # torch's
+        from torch.utils.data.dataloader import _InfiniteConstantSampler  # DataLoader's own
 
         _dataloader_rules(torch, dataset, batch_size, shuffle, sampler, batch_sampler,
                           num_workers, drop_last, timeout, prefetch_factor, persistent_workers)
         settings = _settings({"order": order, "batches": batches, "feed": feed,
                               "storage": storage}, legacy)
         self.num_workers = num_workers
-        self.collate_fn = collate_fn
+        # DataLoader's values where None was given: its collate function, 2 batches a worker
+        # ahead, the multiprocessing context a start method names.
+        self.collate_fn = collate_fn if collate_fn is not None else (
+            torch.utils.data.default_convert if batch_size is None and batch_sampler is None
+            else torch.utils.data.default_collate)
         self.pin_memory = pin_memory
         self.timeout = timeout
         self.worker_init_fn = worker_init_fn
-        self.multiprocessing_context = multiprocessing_context
+        self.multiprocessing_context = torch.multiprocessing.get_context(
+            multiprocessing_context) if isinstance(multiprocessing_context, str) \
+            else multiprocessing_context
         self.generator = generator
-        self.prefetch_factor = prefetch_factor
+        self.prefetch_factor = 2 if prefetch_factor is None and num_workers > 0 else \
+            prefetch_factor
         self.persistent_workers = persistent_workers
         self.pin_memory_device = pin_memory_device
         self.in_order = in_order
@@ -205,6 +217,9 @@ class Loader:
         feed = settings["feed"]
         if feed["workers"] is None and num_workers > 0:  # DataLoader's parallel loaders
             feed["workers"] = num_workers
+        # A dataset's own __getitem__ waits as DataLoader's does (timeout 0: for ever) unless
+        # Feed(python_timeout=) says otherwise; stoker's Python steps 300 s by default.
+        dataset_timeout = timeout if feed["python_timeout"] is None else feed["python_timeout"]
         if feed["python_timeout"] is None:
             feed["python_timeout"] = timeout if timeout > 0 else 300
         if feed["prefetch"] is None and prefetch_factor:
@@ -254,7 +269,7 @@ class Loader:
             self._engine = PythonDatasetLoader(
                 torch, dataset, batch_size=batch_size, shuffle=bool(shuffle), sampler=sampler,
                 batch_sampler=batch_sampler, num_workers=num_workers, collate_fn=collate_fn,
-                pin_memory=pin_memory, drop_last=drop_last, timeout=feed["python_timeout"],
+                pin_memory=pin_memory, drop_last=drop_last, timeout=dataset_timeout,
                 worker_init_fn=worker_init_fn, multiprocessing_context=multiprocessing_context,
                 prefetch_factor=prefetch_factor, persistent_workers=persistent_workers,
                 in_order=in_order, order=settings["order"], device=feed["device"])
@@ -273,10 +288,16 @@ class Loader:
         if groups is not None:
             explicit.groups()  # read now: a dataset without sizes fails here, in one line
         self._user_order = batch_sampler if batch_sampler is not None else sampler
+        iterable = isinstance(dataset, torch.utils.data.IterableDataset)
+        if batch_sampler is not None or iterable:  # DataLoader's own sampler, as it sets it
+            self.sampler = sampler if sampler is not None else _InfiniteConstantSampler() \
+                if iterable else torch.utils.data.SequentialSampler(self.dataset)
         if batch_sampler is not None:
-            self.batch_size, self.drop_last = None, False
-            self.batch_sampler, self.sampler = batch_sampler, getattr(batch_sampler, "sampler",
-                                                                       None)
+            self.batch_size, self.drop_last, self.batch_sampler = None, False, batch_sampler
+        elif iterable:
+            self.batch_size, self.drop_last = batch_size, drop_last
+            self.batch_sampler = None if batch_size is None else \
+                torch.utils.data.BatchSampler(self.sampler, batch_size, drop_last)
         else:
             self.batch_size, self.drop_last = batch_size, drop_last
             self.sampler = sampler if sampler is not None else \
@@ -284,6 +305,14 @@ class Loader:
             self.batch_sampler = None if batch_size is None else \
                 LoaderBatchSampler(self, self.sampler, batch_size, drop_last,
                                    explicit if groups is not None else None)
+        self._initialized = True
+
+    def __setattr__(self, name, value):
+        """DataLoader's rule: what decides the batches is not set after the loader is made."""
+        if name in _SET_ONCE and getattr(self, "_initialized", False):
+            raise ValueError(f"{name} attribute should not be set after "
+                             f"{type(self).__name__} is initialized")
+        super().__setattr__(name, value)
 
     # Iteration ---------------------------------------------------------------------------
 

@@ -77,7 +77,8 @@ class Feed(_Group):
     stream; ``normalize_on_device``: a Normalize done on the device; ``python_workers``: processes
     (or threads) for the steps stoker runs in Python (None: DataLoader's ``num_workers``);
     ``python_parallel``: "processes" or "threads"; ``python_timeout``: seconds a Python step may
-    take on one sample (None: DataLoader's ``timeout`` where > 0, else 300)."""
+    take on one sample (None: DataLoader's ``timeout`` where > 0, else 300; a dataset's own
+    ``__getitem__``: DataLoader's ``timeout``, 0 for ever)."""
 
     workers: Any = None
     prefetch: Optional[int] = None

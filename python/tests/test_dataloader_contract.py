@@ -7,6 +7,7 @@ import contextlib
 import inspect
 import pickle
 import random
+import time
 
 import numpy as np
 import pytest
@@ -44,6 +45,12 @@ class Failing(Squares):
         if i == 7:
             raise KeyError("no sample 7")
         return i
+
+
+class Slow(Squares):
+    def __getitem__(self, i):
+        time.sleep(3)
+        return super().__getitem__(i)
 
 
 class Stream(IterableDataset):
@@ -164,14 +171,51 @@ def test_attributes_are_dataloaders():
     for name in ("dataset", "batch_size", "drop_last", "num_workers", "timeout",
                  "prefetch_factor", "persistent_workers", "pin_memory", "collate_fn",
                  "worker_init_fn", "generator", "in_order", "pin_memory_device"):
-        # DataLoader puts default_collate where None was given; in_order is torch 2.6's
-        if name != "collate_fn" and hasattr(theirs, name):
+        if hasattr(theirs, name):  # in_order is torch 2.6's
             assert getattr(ours, name) == getattr(theirs, name), name
     assert isinstance(ours.sampler, RandomSampler) and isinstance(ours.batch_sampler,
                                                                   BatchSampler)
     assert ours.batch_sampler.sampler is ours.sampler and ours.batch_sampler.batch_size == 4
     assert len(ours) == len(theirs) == 9
     assert isinstance(stoker.Loader(dataset).sampler, SequentialSampler)
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"batch_size": None}, {"num_workers": 2},
+                                    {"num_workers": 2, "multiprocessing_context": "spawn"},
+                                    {"batch_sampler": [[0, 1], [2]]},
+                                    {"batch_sampler": BatchSampler(RandomSampler(range(9)), 3,
+                                                                   False)}])
+def test_what_dataloader_sets_where_nothing_was_given_is_its(kwargs):
+    for dataset in (Squares(), Stream()):
+        if isinstance(dataset, Stream) and "batch_sampler" in kwargs:
+            continue  # an IterableDataset takes none
+        theirs, ours = DataLoader(dataset, **kwargs), stoker.Loader(dataset, **kwargs)
+        assert ours.collate_fn is theirs.collate_fn
+        assert ours.prefetch_factor == theirs.prefetch_factor
+        assert type(ours.multiprocessing_context) is type(theirs.multiprocessing_context)
+        assert isinstance(ours.sampler, type(theirs.sampler)), kwargs  # stoker's: a subclass
+        assert isinstance(ours.batch_sampler, type(theirs.batch_sampler)), kwargs
+        assert list(zip(range(3), ours.sampler)) == list(zip(range(3), theirs.sampler))
+
+
+@pytest.mark.parametrize("name", ["batch_size", "batch_sampler", "sampler", "drop_last",
+                                  "dataset", "persistent_workers"])
+def test_what_decides_the_batches_is_not_set_after_the_loader_is_made(name):
+    theirs, ours = DataLoader(Squares()), stoker.Loader(Squares())
+    with pytest.raises(ValueError) as refused:
+        setattr(theirs, name, None)
+    with pytest.raises(ValueError, match=str(refused.value).replace("DataLoader", "Loader")):
+        setattr(ours, name, None)
+    ours.num_workers = theirs.num_workers = 3  # the rest as DataLoader's: settable
+
+
+def test_a_datasets_getitem_waits_as_dataloaders_unless_feed_says():
+    # DataLoader's timeout=0 is for ever; stoker's Python steps' 300 s is not the dataset's.
+    assert stoker.Loader(Squares(), num_workers=2)._engine._inner.timeout == 0
+    assert stoker.Loader(Squares(), num_workers=2, timeout=7)._engine._inner.timeout == 7
+    slow = stoker.Loader(Slow(), num_workers=1, feed=stoker.Feed(python_timeout=1))
+    with pytest.raises(RuntimeError, match="timed out after 1 seconds"):
+        next(iter(slow))
 
 
 def test_the_sampler_gives_the_epochs_indices_and_set_epoch_changes_them():
