@@ -440,14 +440,21 @@ class _FirstBatchEpoch:
     asked for, as a DataLoader's DistributedSampler draws its order then; so a set_epoch
     between iter() and the first batch counts (Lightning sets the epoch there)."""
 
-    def __init__(self, start):
+    def __init__(self, start, started=None):
         self._start = start  # () -> the iteration, Loader.epoch of the epoch chosen
+        self._started_hook = started  # (self) -> None, once started
         self._iteration = None
 
     def _started(self):
         if self._iteration is None:
             self._iteration = self._start()
+            if self._started_hook is not None:
+                self._started_hook(self)
         return self._iteration
+
+    def end(self, why: str) -> None:
+        """Makes the next batch asked for raise RuntimeError(why): its iteration was ended."""
+        self._iteration = _Ended(why)
 
     def __iter__(self):
         return self
@@ -462,6 +469,22 @@ class _FirstBatchEpoch:
     def close(self):
         if self._iteration is not None:
             self._iteration.close()
+
+
+class _Ended:
+    """An iteration a newer one of its loader ended: each next() says so."""
+
+    def __init__(self, why: str):
+        self._why = why
+
+    def __next__(self):
+        raise RuntimeError(self._why)
+
+    def __len__(self):
+        return 0
+
+    def close(self):
+        pass
 
 
 def _env_int(name: str) -> Optional[int]:
@@ -711,6 +734,7 @@ class NativeLoader:
         self._epoch: Optional[int] = None  # set_epoch's
         self._resume = False  # load_state_dict positioned the next iteration
         self._live = None  # weakref to the latest iteration
+        self._live_front = None  # weakref to the `for` loop's iterator over it (_end_live)
         self._live_thread = None  # the thread that started it
         self._transcode_cache = transcode_cache
         self._notes_said = 0  # the source's notes told in a warning
@@ -725,7 +749,10 @@ class NativeLoader:
         of the loader's current epoch then."""
         with self._lock:
             self._check_thread("start an iteration")
-        return _FirstBatchEpoch(lambda: self.epoch(self.next_epoch()))
+        return _FirstBatchEpoch(lambda: self.epoch(self.next_epoch()), self._front_started)
+
+    def _front_started(self, front) -> None:
+        self._live_front = weakref.ref(front)
 
     def __len__(self):
         """Batches per epoch on this rank."""
@@ -1038,7 +1065,17 @@ class NativeLoader:
                                "(use a loader from one thread at a time)")
 
     def _end_live(self, what: str) -> None:
+        """Ends the live iteration, if one is: the native loader runs one epoch at a time. A
+        `for` loop over it that asks for its next batch then gets a RuntimeError saying why,
+        not a silent end of its epoch."""
         self._check_thread(what)
         live = self._live_iteration()
-        if live is not None:
-            live.close()
+        if live is None:
+            return
+        live.close()
+        front = self._live_front() if self._live_front is not None else None
+        if front is not None and front._iteration is live:
+            front.end(f"this iteration of the stoker.Loader over {self._shown} ended when "
+                      f"the loader was asked to {what} (a loader over data stoker reads runs "
+                      f"one epoch at a time): for a nested loop or an evaluation beside the "
+                      f"training loop, iterate a second stoker.Loader")

@@ -157,6 +157,7 @@ class _Epoch:
         self._here = 0  # batches this iteration yielded
         self._iterator = iter(owner._inner)
         self.live = True
+        self.attached = True  # its batches move the loader's state (the latest iteration's do)
 
     def __iter__(self):
         return self
@@ -171,18 +172,25 @@ class _Epoch:
             batch = next(self._iterator)
         except StopIteration:
             self.live = False
-            self._owner._finished(self._epoch)
+            if self.attached:
+                self._owner._finished(self._epoch)
             raise
         position = None if self._positions is None else self._positions[self._here]
         self._batch += 1
         self._here += 1
-        self._owner._yielded(self._epoch, self._batch, position)
+        if self.attached:
+            self._owner._yielded(self._epoch, self._batch, position)
         if isinstance(batch, Failure):  # raised; the next call goes on with the next batch
             raise batch.error(f"epoch {self._epoch}, batch {self._batch - 1}: ") from None
         return self._owner._to_device(batch)
 
     def close(self):
         self.live = False
+
+    def detach(self):
+        """Goes on yielding its batches, as a DataLoader's earlier iterator does beside a newer
+        one, without moving the loader's state, which the newer iteration's batches move."""
+        self.attached = False
 
 
 def _in_order(torch, in_order) -> dict:
@@ -321,9 +329,12 @@ class PythonDatasetLoader:
         return self.epoch(self.next_epoch())
 
     def epoch(self, epoch: int):
+        """An iteration of epoch `epoch`; an earlier one still going goes on beside it, as a
+        DataLoader's does (a nested loop, an evaluation on the training loader), its batches no
+        longer counted in the state."""
         with self._lock:
             if self._live is not None:
-                self._live.close()
+                self._live.detach()
             resumed = self._resume and self._state[0] == epoch
             start_batch = self._state[1] if resumed else 0
             if not resumed:

@@ -218,6 +218,24 @@ def test_a_datasets_getitem_waits_as_dataloaders_unless_feed_says():
         next(iter(slow))
 
 
+@pytest.mark.parametrize("num_workers", [0, 2])
+def test_a_nested_iteration_leaves_the_outer_one_going_as_dataloaders(num_workers):
+    def loop(loader):
+        seen, inner = [], []
+        for step, batch in enumerate(loader):
+            seen.append(batch[1].tolist())
+            if step == 1:  # an evaluation on the training loader, mid-epoch
+                inner = [b[1].tolist() for b in loader]
+        return seen, inner
+
+    kwargs = dict(batch_size=4, num_workers=num_workers)
+    assert loop(stoker.Loader(Squares(), **kwargs)) == loop(DataLoader(Squares(), **kwargs))
+    # The state follows the newest iteration: the nested one finished epoch 0.
+    loader = stoker.Loader(Squares(), **kwargs)
+    loop(loader)
+    assert loader.state_dict()["epoch"] == 1
+
+
 def test_the_sampler_gives_the_epochs_indices_and_set_epoch_changes_them():
     loader = stoker.Loader(Squares(), batch_size=4, shuffle=True)
     order = list(loader.sampler)

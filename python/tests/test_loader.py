@@ -93,8 +93,9 @@ def test_set_epoch_and_plain_iteration(labelled):
     next(iterator)
     next(iterator)
     assert [b["label"].tolist() for b in loader] == epoch_labels(reference, 5)
-    # The abandoned iterator was ended by the new iteration.
-    with pytest.raises(StopIteration):
+    # The abandoned iterator was ended by the new iteration: asked again, it says so.
+    with pytest.raises(RuntimeError, match="ended when the loader was asked to start an "
+                                           "iteration .* iterate a second stoker.Loader"):
         next(iterator)
 
 
