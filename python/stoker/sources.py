@@ -38,10 +38,19 @@ class _Source:
     _view = None
     boolean_fields = ()  # uint8 fields of 0 and 1 the loader delivers as bool
     batch_cu_seqlens = False  # cu_seqlens delivered flattened over the batch (_cu_seqlens.py)
+    # The _params() that change only what a sample carries (its fields, their checks), not
+    # which records or tokens make it: a resume may change them, not the others (_shaping()).
+    output_params = ()
 
     def _params(self) -> dict:
         """The source's own parameters (``_stoker.sources()`` names them)."""
         return {}
+
+    def _shaping(self):
+        """The parameters that decide which records or tokens make each sample, as JSON
+        values: a state_dict keeps them and resumes only into a source of the same
+        (_state_shaping.py)."""
+        return {k: v for k, v in self._params().items() if k not in self.output_params}
 
     def _path(self) -> str:
         raise NotImplementedError
@@ -225,6 +234,7 @@ class WebDataset(_Source):
     which is then a bad record naming its tar and sample."""
 
     source = "webdataset"
+    output_params = ("label", "fields")
 
     def __init__(self, urls, transforms=None, label="auto"):
         self.transforms = transforms
@@ -266,6 +276,7 @@ class Parquet(_Source):
     have them."""
 
     source = "parquet"
+    output_params = ("image_column", "label_column", "video_column")
 
     def __init__(self, paths, image="image", label="label", transforms=None, video=None):
         self.transforms = transforms
@@ -301,6 +312,7 @@ class Arrow(_Source):
     such files natively through it (``loader.plan`` says so)."""
 
     source = "arrow"
+    output_params = ("image_column", "label_column", "relative_to", "pil_decode")
 
     def __init__(self, paths, image="image", label="label", relative_to="", pil_decode="none",
                  transforms=None):
@@ -355,6 +367,9 @@ class Tokens(_Source):
     they predict them. A bad id or a field without boundaries is refused in one line."""
 
     source = "tokens"
+    output_params = ("return_position_ids", "return_cu_seqlens", "mask_boundary_labels",
+                     "return_document_mask", "pad_id", "prompt_end_id",
+                     "return_attention_mask", "vocab_size")
 
     def __init__(self, path, seq_len=1024, dtype="uint16", eos_id=None,
                  return_position_ids=False, return_cu_seqlens=False,
@@ -421,6 +436,12 @@ class Tokens(_Source):
                 "return_attention_mask": self.return_attention_mask,
                 "vocab_size": -1 if self.vocab_size is None else self.vocab_size,
                 "column": self.column}
+
+    def _shaping(self) -> dict:
+        shaping = dict(super()._shaping(), eos_id=self.eos_id)
+        if self.packing == "none":  # fixed windows, whatever the documents and bins
+            del shaping["eos_id"], shaping["packing_bins"]
+        return shaping
 
     def __repr__(self):
         boundaries = "".join(f", {name}={getattr(self, name)!r}" for name in (
@@ -509,6 +530,9 @@ class Mixture(_Source):
                 "until": self.until, "change_at": [float(at * per) for at, _ in self.schedule],
                 "later_weights": [float(w) for _, weights in self.schedule for w in weights],
                 "share_of": self.share_of}
+
+    def _shaping(self) -> list:
+        return [s._shaping() for s in self.sources]  # the mixture's own: the loader's order
 
     def open(self, global_batch=1, **options):
         parts = [(native_path(s._path()), s.source, s._params()) for s in self.sources]
