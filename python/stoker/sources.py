@@ -13,6 +13,8 @@ the native loader opens (``_stoker.sources()``, access/source_registry.h):
 import numbers
 import os
 
+import numpy as np
+
 from stoker import _stoker, _video
 from stoker._dataset_view import LoaderDataset
 from stoker._paths import native_path
@@ -336,15 +338,15 @@ class Arrow(_Source):
 
 class Tokens(_Source):
     """A flat array of token ids read in place, as language-model samples: nanoGPT's ``.bin`` (raw
-    little-endian ``dtype`` tokens, no header: ``"uint16"``, or ``"uint32"`` above 65,535 ids), a
-    1-D ``.npy`` of integers, Megatron-LM's indexed dataset (``PREFIX.bin`` with ``PREFIX.idx``,
-    named by either file or the prefix), or Parquet or Arrow files (a file, folder or glob;
-    Hugging Face's ``to_parquet``, ``save_to_disk``) whose ``column`` lists a document's token ids
-    a row (uncompressed Arrow read as is, others copied once into the cache). Concatenate and
-    split, as nanoGPT's ``get_batch``: sample ``i`` is ``input_ids`` = tokens ``[i*L, (i+1)*L)``
+    little-endian ``dtype`` tokens, no header: ``"uint16"`` or ``np.uint16``, ``"uint32"`` above
+    65,535 ids), a 1-D ``.npy`` of integers, Megatron-LM's indexed dataset (``PREFIX.bin`` with
+    ``PREFIX.idx``, named by either file or the prefix), or Parquet or Arrow files (a file, folder
+    or glob; Hugging Face's ``to_parquet``, ``save_to_disk``) whose ``column`` lists a document's
+    token ids a row (uncompressed Arrow read as is, others copied once into the cache). Concatenate
+    and split, as nanoGPT's ``get_batch``: sample ``i`` is ``input_ids`` = tokens ``[i*L, (i+1)*L)``
     and ``labels`` = tokens ``[i*L+1, (i+1)*L+1)``, int64 ``[L]`` for ``L = seq_len`` (1024 by
-    default), ``(tokens - 1) // L`` samples, each token but the tail in one sample's input_ids
-    per epoch. Local files; an id below 0, from 2^63 or from ``vocab_size`` fails its batch.
+    default), ``(tokens - 1) // L`` samples, each token but the tail in one sample's input_ids per
+    epoch. Local files; an id below 0, from 2^63 or from ``vocab_size`` fails its batch.
 
     Document boundaries (docs/DATA.md#token-files): a document ends after each ``eos_id``
     token, or where a Megatron-LM ``.idx`` or a table's rows say; a sample's segments are its
@@ -378,8 +380,11 @@ class Tokens(_Source):
                  vocab_size=None, column="input_ids", transforms=None):
         self.path = os.fsdecode(path)
         self.column = str(column)
+        if not _integer(seq_len):
+            raise ValueError(f"Tokens({self.path!r}): seq_len {seq_len!r} is not an integer "
+                             f"(tokens per sample)")
         self.seq_len = int(seq_len)
-        self.dtype = dtype
+        self.dtype = _raw_token_dtype(self.path, dtype)
         self.eos_id = self._token_id("eos_id", eos_id)
         self.return_position_ids = bool(return_position_ids)
         if return_cu_seqlens not in (False, True, "batch"):
@@ -389,7 +394,7 @@ class Tokens(_Source):
         self.mask_boundary_labels = bool(mask_boundary_labels)
         self.return_document_mask = bool(return_document_mask)
         self.packing = packing
-        if isinstance(packing_bins, bool) or int(packing_bins) != packing_bins:
+        if not _integer(packing_bins):
             raise ValueError(f"Tokens({self.path!r}): packing_bins {packing_bins!r} is not an "
                              f"integer")
         self.packing_bins = int(packing_bins)
@@ -399,8 +404,7 @@ class Tokens(_Source):
         self.pad_id = self._token_id("pad_id", 0 if pad_id is None else pad_id)
         self.prompt_end_id = self._token_id("prompt_end_id", prompt_end_id)
         self.return_attention_mask = bool(return_attention_mask)
-        if vocab_size is not None and (isinstance(vocab_size, bool) or int(vocab_size) != vocab_size
-                                       or vocab_size < 1):
+        if vocab_size is not None and (not _integer(vocab_size) or vocab_size < 1):
             raise ValueError(f"Tokens({self.path!r}): vocab_size {vocab_size!r} is not a "
                              f"vocabulary's size (an integer from 1)")
         self.vocab_size = None if vocab_size is None else int(vocab_size)
@@ -408,7 +412,7 @@ class Tokens(_Source):
 
     def _token_id(self, name, value):
         """`value` as a token id (None: none); ValueError naming `name` otherwise."""
-        if value is not None and (isinstance(value, bool) or int(value) != value or value < 0):
+        if value is not None and (not _integer(value) or value < 0):
             raise ValueError(f"Tokens({self.path!r}): {name} {value!r} is not a token id "
                              f"(an integer from 0)")
         return None if value is None else int(value)
@@ -455,6 +459,31 @@ class Tokens(_Source):
                 f"{boundaries}{column})")
 
 
+def _integer(value) -> bool:
+    """Whether `value` is an integer: an int or numpy's, not a bool (nor a float)."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+# A headerless token file's types: little-endian unsigned ids, as the native source names them.
+_RAW_TOKEN_DTYPES = {"uint16": np.dtype("<u2"), "uint32": np.dtype("<u4")}
+
+
+def _raw_token_dtype(path: str, dtype) -> str:
+    """`dtype` ("uint16", "uint32", or numpy's spelling of either: np.uint16, np.dtype("<u4"),
+    "<u2") as the native source names it; ValueError in one line naming `path` otherwise."""
+    if isinstance(dtype, str) and dtype in _RAW_TOKEN_DTYPES:
+        return dtype
+    try:
+        parsed = np.dtype(dtype)
+    except (TypeError, ValueError):
+        parsed = None
+    for name, little_endian in _RAW_TOKEN_DTYPES.items():
+        if parsed is not None and parsed == little_endian:
+            return name
+    raise ValueError(f"Tokens({path!r}): dtype {dtype!r} is not uint16 or uint32 (a headerless "
+                     f"file's little-endian unsigned token ids; np.uint16 and '<u2' say it too)")
+
+
 class Mixture(_Source):
     """Several sources read as one dataset, mixed by weight: each epoch holds exactly each
     source's share of ``samples_per_epoch`` samples (by default until the first source is spent;
@@ -489,7 +518,7 @@ class Mixture(_Source):
             if part.transforms and transforms is not None:
                 raise ValueError(f"Mixture: source {i} ({part!r}) has transforms, and so has "
                                  f"the Mixture: give each source its own, or the Mixture all")
-        self.weights = [1.0] * len(self.sources) if weights is None else list(weights)
+        self.weights = [1.0] * len(self.sources) if weights is None else _weights(weights)
         self.samples_per_epoch = samples_per_epoch
         self.until = until
         self.transforms = transforms
@@ -543,6 +572,20 @@ class Mixture(_Source):
             f", schedule={self.schedule!r}, schedule_in={self.schedule_in!r}"
         share = "" if self.share_of == "samples" else f", share_of={self.share_of!r}"
         return f"stoker.Mixture({self.sources!r}, weights={self.weights!r}{schedule}{share})"
+
+
+def _weights(weights) -> list:
+    """`weights` (real numbers: ints of any size, numpy's, 0-d tensors; or a 1-D array or
+    tensor) as floats, which the native order checks (one per source, finite and above 0);
+    ValueError in one line naming them where they are not real numbers."""
+    try:
+        given = list(weights)
+        if not any(isinstance(w, (bool, np.bool_, str, bytes)) for w in given):
+            return [float(w) for w in given]
+    except (TypeError, ValueError, OverflowError):
+        pass
+    raise ValueError(f"Mixture: weights {weights!r} must be real numbers above 0, one per "
+                     f"source")
 
 
 def _change(mixture: Mixture, i: int, change) -> tuple:

@@ -244,3 +244,27 @@ def test_id_parameters_at_or_above_vocab_size_are_refused_naming_them(tmp_path):
         with pytest.raises(ValueError, match="vocab_size"):
             stoker.Tokens(path, seq_len=L, vocab_size=bad)
     assert "vocab_size=100" in repr(stoker.Tokens(path, vocab_size=100))
+
+
+def test_dtype_as_numpy_spells_it_reads_the_same_tokens(tmp_path):
+    """nanoGPT's prepare.py writes np.uint16: numpy's names of the two types read as the names
+    do; another type, or big-endian ids, is one line naming dtype and the file."""
+    for name, dtype in (("uint16", np.uint16), ("uint32", np.uint32)):
+        path = write_bin(tmp_path / f"{name}.bin", np.arange(8 * L + 1) * 7, dtype)
+        want = keys(nanogpt_samples(path, L, dtype))
+        for spelling in (dtype, np.dtype(dtype), np.dtype(dtype).str, name):
+            source = stoker.Tokens(path, seq_len=L, dtype=spelling)
+            assert source.dtype == name and keys(loaded(source)) == want
+    for bad in (np.int32, ">u2", "int16", None, 2):
+        with pytest.raises(ValueError) as error:
+            stoker.Tokens(path, seq_len=L, dtype=bad)
+        assert f"dtype {bad!r} is not uint16 or uint32" in one_line_error(error, path)
+
+
+def test_seq_len_must_be_an_integer(tmp_path):
+    path = write_bin(tmp_path / "a.bin", random_tokens(8 * L + 1))
+    assert len(stoker.Tokens(path, seq_len=np.int64(L))) == 8
+    for bad in (16.7, 16.0, True, None, "16"):
+        with pytest.raises(ValueError) as error:
+            stoker.Tokens(path, seq_len=bad)
+        assert f"seq_len {bad!r} is not an integer" in one_line_error(error, path)
