@@ -18,6 +18,7 @@ import numpy as np
 from stoker import _stoker, _video
 from stoker._dataset_view import LoaderDataset
 from stoker._paths import native_path
+from stoker._token_paths import check_token_path, one_path
 
 
 def _paths(kind: str, paths) -> list:
@@ -57,10 +58,14 @@ class _Source:
     def _path(self) -> str:
         raise NotImplementedError
 
+    def _location(self) -> str:
+        """The location the native source opens (_path()'s)."""
+        return native_path(self._path())
+
     def open(self, global_batch=None, **options):
         """The native loader over this source (``_stoker.LoaderCore``); `options` its cache
         settings and shuffle_window (`global_batch`: a Mixture's)."""
-        return _stoker.LoaderCore(native_path(self._path()), source=self.source,
+        return _stoker.LoaderCore(self._location(), source=self.source,
                                   source_params=self._params(), **options)
 
     def view(self) -> LoaderDataset:
@@ -378,7 +383,7 @@ class Tokens(_Source):
                  mask_boundary_labels=False, return_document_mask=False, packing="none",
                  packing_bins=64, pad_id=None, prompt_end_id=None, return_attention_mask=False,
                  vocab_size=None, column="input_ids", transforms=None):
-        self.path = os.fsdecode(path)
+        self.path = one_path(path)
         self.column = str(column)
         if not _integer(seq_len):
             raise ValueError(f"Tokens({self.path!r}): seq_len {seq_len!r} is not an integer "
@@ -427,6 +432,10 @@ class Tokens(_Source):
 
     def _path(self) -> str:
         return self.path
+
+    def _location(self) -> str:
+        check_token_path(self.path)
+        return super()._location()
 
     def _params(self) -> dict:
         return {"seq_len": self.seq_len, "dtype": self.dtype,
@@ -564,7 +573,7 @@ class Mixture(_Source):
         return [s._shaping() for s in self.sources]  # the mixture's own: the loader's order
 
     def open(self, global_batch=1, **options):
-        parts = [(native_path(s._path()), s.source, s._params()) for s in self.sources]
+        parts = [(s._location(), s.source, s._params()) for s in self.sources]
         return _stoker.LoaderCore(parts, mixture=self._params(global_batch), **options)
 
     def __repr__(self):
