@@ -16,6 +16,7 @@ from stoker import _stoker
 from stoker._data_access import data_access
 from stoker._dataset_view import LoaderDataset
 from stoker._native_loader import _STATE_FORMAT, _STATE_KEYS, NativeLoader
+from stoker._state_shaping import check_shaping, shaping_entries
 from stoker.transforms import captions_with
 
 SOURCE = "source"  # the batch's field of each sample's source index
@@ -49,6 +50,14 @@ def _unlike(name: str, parts: list, p: int, q: int, a: str, b: str) -> ValueErro
     return ValueError(f"Mixture: field {name!r} is {a} in source {p} ({parts[p]!r}) and {b} in "
                       f"source {q} ({parts[q]!r}): one batch cannot hold both (make them alike "
                       f"with the sources' transforms)")
+
+
+def _check_same(state: dict, mine: dict, keys: tuple) -> None:
+    """ValueError naming the first of `keys` whose value in `state` is not `mine`'s."""
+    for key in keys:
+        if state.get(key) != mine[key]:
+            raise ValueError(f"state_dict[{key!r}] is {state.get(key)!r}; this loader's is "
+                             f"{mine[key]!r}")
 
 
 class _PartOrder:
@@ -291,11 +300,13 @@ class MixedFieldsLoader:
                 "position": position, "records": int(self._starts[-1]),
                 "dataset": self._dataset_id(), "batch_size": o["batch_size"],
                 "world_size": o["world_size"], "shuffle_window": o["shuffle_window"],
-                "ra_reps": 1, "order": self._order_name()}
+                "ra_reps": 1, "order": self._order_name(),
+                **shaping_entries(o["shuffle"], self._mixture)}
 
     def load_state_dict(self, state: dict) -> None:
         """As NativeLoader's: another world size or batch size goes on with the same order; a
-        state of another mixture, seed or data raises ValueError naming the key."""
+        state of another mixture, seed, shuffle, source parameter or data raises ValueError
+        naming the key."""
         if not isinstance(state, dict) or state.get("format") != _STATE_FORMAT:
             raise ValueError(f"not a stoker.Loader state_dict (format {_STATE_FORMAT!r})")
         for key, maximum in _STATE_KEYS:
@@ -305,10 +316,9 @@ class MixedFieldsLoader:
                 raise ValueError(f"state_dict['{key}'] must be an int in [0, {maximum}], not "
                                  f"{value!r}")
         mine = self.state_dict()
-        for key in ("order", "seed", "records", "dataset", "shuffle_window"):
-            if state.get(key) != mine[key]:
-                raise ValueError(f"state_dict[{key!r}] is {state.get(key)!r}; this loader's is "
-                                 f"{mine[key]!r}")
+        _check_same(state, mine, ("order", "seed"))
+        check_shaping(state, self._options["shuffle"], self._mixture)
+        _check_same(state, mine, ("records", "dataset", "shuffle_window"))
         if state["position"] >= self._epoch_size:
             raise ValueError(f"the state_dict's position {state['position']} is not inside an "
                              f"epoch of {self._epoch_size} samples")

@@ -25,6 +25,7 @@ from stoker._joint_python import joint_units
 from stoker._nested import nested_fields
 from stoker._python_pool import PythonPool
 from stoker._python_steps import BatchTransform, FieldSteps, PythonSteps, step_name
+from stoker._state_shaping import check_shaping, shaping_entries
 from stoker._wrapped import ChangedFields, Wrapped as _Wrapped
 from stoker._caption_steps import ATTENTION_MASK, CaptionSteps
 from stoker.transforms import (Tokenize, call_text, defer_normalization, is_variable,
@@ -724,6 +725,7 @@ class NativeLoader:
         self._batch_transform = not native_batch and batch_transform and \
             BatchTransform(torch, batch_transform, seed, rank)
         self._path = path
+        self._source = source  # whose parameters that shape the samples a state keeps
         self._shown = _stoker.shown_location(native_path(path))  # a URL without its secrets
         self._names = self._tuple_names(batch_format, names, last_batch == "pad")
         self._as_list = classified
@@ -873,7 +875,8 @@ class NativeLoader:
                 "records": len(self._native), "dataset": self._data_identity()[0],
                 "batch_size": options["batch_size"], "world_size": options["world_size"],
                 "shuffle_window": options["shuffle_window"], "ra_reps": options["ra_reps"],
-                "order": self._order_name(), **self._files_entry()}
+                "order": self._order_name(), **shaping_entries(options["shuffle"], self._source),
+                **self._files_entry()}
 
     def _data_identity(self) -> tuple:
         """(the dataset's id, its files' blocks [[first, last, digest]]: [] for a stoker
@@ -897,12 +900,14 @@ class NativeLoader:
 
     def load_state_dict(self, state: dict) -> None:
         """Continues from `state` (state_dict() of a loader over the same dataset, with the
-        same seed, shuffle_window and ra_reps; batch_size and world_size may differ: the global
-        sample order goes on). Ends this thread's live iteration; the next one continues the saved
-        epoch. A `state` that is not such a dict — a key missing, a value not an int or out of
-        range, another seed, shuffle_window, ra_reps or dataset — raises ValueError naming the
-        key, and changes nothing. A state without "shuffle_window" or "ra_reps" (saved before
-        they existed) is "all"'s or 1's."""
+        same seed, shuffle, shuffle_window, ra_reps and source parameters that shape the samples;
+        batch_size and world_size may differ: the global sample order goes on). Ends this
+        thread's live iteration; the next one continues the saved epoch. A `state` that is not
+        such a dict — a key missing, a value not an int or out of range, another seed, shuffle,
+        shuffle_window, ra_reps, source parameter (seq_len, ...) or dataset — raises ValueError
+        naming the key, and changes nothing. A state without "shuffle_window" or "ra_reps"
+        (saved before they existed) is "all"'s or 1's; one without "shuffle" or "source" is not
+        checked for them."""
         if not isinstance(state, dict) or state.get("format") != _STATE_FORMAT:
             raise ValueError(f"not a stoker.Loader state_dict (format {_STATE_FORMAT!r})")
         values = {}
@@ -928,6 +933,7 @@ class NativeLoader:
             if value != self._native.options[key]:
                 raise ValueError(f"state_dict[{key!r}] is {value!r}; this loader's {key} is "
                                  f"{self._native.options[key]!r}")
+        check_shaping(state, self._native.options["shuffle"], self._source)
         if values["records"] != len(self._native):
             raise ValueError(f"the state_dict is of a dataset of {values['records']} records; "
                              f"{self._shown} has {len(self._native)}")

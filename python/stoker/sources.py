@@ -13,9 +13,12 @@ the native loader opens (``_stoker.sources()``, access/source_registry.h):
 import numbers
 import os
 
+import numpy as np
+
 from stoker import _stoker, _video
 from stoker._dataset_view import LoaderDataset
 from stoker._paths import native_path
+from stoker._token_paths import check_token_path, one_path
 
 
 def _paths(kind: str, paths) -> list:
@@ -38,18 +41,31 @@ class _Source:
     _view = None
     boolean_fields = ()  # uint8 fields of 0 and 1 the loader delivers as bool
     batch_cu_seqlens = False  # cu_seqlens delivered flattened over the batch (_cu_seqlens.py)
+    # The _params() that change only what a sample carries (its fields, their checks), not
+    # which records or tokens make it: a resume may change them, not the others (_shaping()).
+    output_params = ()
 
     def _params(self) -> dict:
         """The source's own parameters (``_stoker.sources()`` names them)."""
         return {}
 
+    def _shaping(self):
+        """The parameters that decide which records or tokens make each sample, as JSON
+        values: a state_dict keeps them and resumes only into a source of the same
+        (_state_shaping.py)."""
+        return {k: v for k, v in self._params().items() if k not in self.output_params}
+
     def _path(self) -> str:
         raise NotImplementedError
+
+    def _location(self) -> str:
+        """The location the native source opens (_path()'s)."""
+        return native_path(self._path())
 
     def open(self, global_batch=None, **options):
         """The native loader over this source (``_stoker.LoaderCore``); `options` its cache
         settings and shuffle_window (`global_batch`: a Mixture's)."""
-        return _stoker.LoaderCore(native_path(self._path()), source=self.source,
+        return _stoker.LoaderCore(self._location(), source=self.source,
                                   source_params=self._params(), **options)
 
     def view(self) -> LoaderDataset:
@@ -225,6 +241,7 @@ class WebDataset(_Source):
     which is then a bad record naming its tar and sample."""
 
     source = "webdataset"
+    output_params = ("label", "fields")
 
     def __init__(self, urls, transforms=None, label="auto"):
         self.transforms = transforms
@@ -266,6 +283,7 @@ class Parquet(_Source):
     have them."""
 
     source = "parquet"
+    output_params = ("image_column", "label_column", "video_column")
 
     def __init__(self, paths, image="image", label="label", transforms=None, video=None):
         self.transforms = transforms
@@ -301,6 +319,7 @@ class Arrow(_Source):
     such files natively through it (``loader.plan`` says so)."""
 
     source = "arrow"
+    output_params = ("image_column", "label_column", "relative_to", "pil_decode")
 
     def __init__(self, paths, image="image", label="label", relative_to="", pil_decode="none",
                  transforms=None):
@@ -324,15 +343,15 @@ class Arrow(_Source):
 
 class Tokens(_Source):
     """A flat array of token ids read in place, as language-model samples: nanoGPT's ``.bin`` (raw
-    little-endian ``dtype`` tokens, no header: ``"uint16"``, or ``"uint32"`` above 65,535 ids), a
-    1-D ``.npy`` of integers, Megatron-LM's indexed dataset (``PREFIX.bin`` with ``PREFIX.idx``,
-    named by either file or the prefix), or Parquet or Arrow files (a file, folder or glob;
-    Hugging Face's ``to_parquet``, ``save_to_disk``) whose ``column`` lists a document's token ids
-    a row (uncompressed Arrow read as is, others copied once into the cache). Concatenate and
-    split, as nanoGPT's ``get_batch``: sample ``i`` is ``input_ids`` = tokens ``[i*L, (i+1)*L)``
+    little-endian ``dtype`` tokens, no header: ``"uint16"`` or ``np.uint16``, ``"uint32"`` above
+    65,535 ids), a 1-D ``.npy`` of integers, Megatron-LM's indexed dataset (``PREFIX.bin`` with
+    ``PREFIX.idx``, named by either file or the prefix), or Parquet or Arrow files (a file, folder
+    or glob; Hugging Face's ``to_parquet``, ``save_to_disk``) whose ``column`` lists a document's
+    token ids a row (uncompressed Arrow read as is, others copied once into the cache). Concatenate
+    and split, as nanoGPT's ``get_batch``: sample ``i`` is ``input_ids`` = tokens ``[i*L, (i+1)*L)``
     and ``labels`` = tokens ``[i*L+1, (i+1)*L+1)``, int64 ``[L]`` for ``L = seq_len`` (1024 by
-    default), ``(tokens - 1) // L`` samples, each token but the tail in one sample's input_ids
-    per epoch. Local files; an id below 0, from 2^63 or from ``vocab_size`` fails its batch.
+    default), ``(tokens - 1) // L`` samples, each token but the tail in one sample's input_ids per
+    epoch. Local files; an id below 0, from 2^63 or from ``vocab_size`` fails its batch.
 
     Document boundaries (docs/DATA.md#token-files): a document ends after each ``eos_id``
     token, or where a Megatron-LM ``.idx`` or a table's rows say; a sample's segments are its
@@ -355,16 +374,22 @@ class Tokens(_Source):
     they predict them. A bad id or a field without boundaries is refused in one line."""
 
     source = "tokens"
+    output_params = ("return_position_ids", "return_cu_seqlens", "mask_boundary_labels",
+                     "return_document_mask", "pad_id", "prompt_end_id",
+                     "return_attention_mask", "vocab_size")
 
     def __init__(self, path, seq_len=1024, dtype="uint16", eos_id=None,
                  return_position_ids=False, return_cu_seqlens=False,
                  mask_boundary_labels=False, return_document_mask=False, packing="none",
                  packing_bins=64, pad_id=None, prompt_end_id=None, return_attention_mask=False,
                  vocab_size=None, column="input_ids", transforms=None):
-        self.path = os.fsdecode(path)
+        self.path = one_path(path)
         self.column = str(column)
+        if not _integer(seq_len):
+            raise ValueError(f"Tokens({self.path!r}): seq_len {seq_len!r} is not an integer "
+                             f"(tokens per sample)")
         self.seq_len = int(seq_len)
-        self.dtype = dtype
+        self.dtype = _raw_token_dtype(self.path, dtype)
         self.eos_id = self._token_id("eos_id", eos_id)
         self.return_position_ids = bool(return_position_ids)
         if return_cu_seqlens not in (False, True, "batch"):
@@ -374,7 +399,7 @@ class Tokens(_Source):
         self.mask_boundary_labels = bool(mask_boundary_labels)
         self.return_document_mask = bool(return_document_mask)
         self.packing = packing
-        if isinstance(packing_bins, bool) or int(packing_bins) != packing_bins:
+        if not _integer(packing_bins):
             raise ValueError(f"Tokens({self.path!r}): packing_bins {packing_bins!r} is not an "
                              f"integer")
         self.packing_bins = int(packing_bins)
@@ -384,8 +409,7 @@ class Tokens(_Source):
         self.pad_id = self._token_id("pad_id", 0 if pad_id is None else pad_id)
         self.prompt_end_id = self._token_id("prompt_end_id", prompt_end_id)
         self.return_attention_mask = bool(return_attention_mask)
-        if vocab_size is not None and (isinstance(vocab_size, bool) or int(vocab_size) != vocab_size
-                                       or vocab_size < 1):
+        if vocab_size is not None and (not _integer(vocab_size) or vocab_size < 1):
             raise ValueError(f"Tokens({self.path!r}): vocab_size {vocab_size!r} is not a "
                              f"vocabulary's size (an integer from 1)")
         self.vocab_size = None if vocab_size is None else int(vocab_size)
@@ -393,7 +417,7 @@ class Tokens(_Source):
 
     def _token_id(self, name, value):
         """`value` as a token id (None: none); ValueError naming `name` otherwise."""
-        if value is not None and (isinstance(value, bool) or int(value) != value or value < 0):
+        if value is not None and (not _integer(value) or value < 0):
             raise ValueError(f"Tokens({self.path!r}): {name} {value!r} is not a token id "
                              f"(an integer from 0)")
         return None if value is None else int(value)
@@ -409,6 +433,10 @@ class Tokens(_Source):
     def _path(self) -> str:
         return self.path
 
+    def _location(self) -> str:
+        check_token_path(self.path)
+        return super()._location()
+
     def _params(self) -> dict:
         return {"seq_len": self.seq_len, "dtype": self.dtype,
                 "eos_id": -1 if self.eos_id is None else self.eos_id,
@@ -422,6 +450,12 @@ class Tokens(_Source):
                 "vocab_size": -1 if self.vocab_size is None else self.vocab_size,
                 "column": self.column}
 
+    def _shaping(self) -> dict:
+        shaping = dict(super()._shaping(), eos_id=self.eos_id)
+        if self.packing == "none":  # fixed windows, whatever the documents and bins
+            del shaping["eos_id"], shaping["packing_bins"]
+        return shaping
+
     def __repr__(self):
         boundaries = "".join(f", {name}={getattr(self, name)!r}" for name in (
             "eos_id", "return_position_ids", "return_cu_seqlens", "mask_boundary_labels",
@@ -432,6 +466,31 @@ class Tokens(_Source):
         column = f", column={self.column!r}" if self.column != "input_ids" else ""
         return (f"stoker.Tokens({self.path!r}, seq_len={self.seq_len}, dtype={self.dtype!r}"
                 f"{boundaries}{column})")
+
+
+def _integer(value) -> bool:
+    """Whether `value` is an integer: an int or numpy's, not a bool (nor a float)."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+# A headerless token file's types: little-endian unsigned ids, as the native source names them.
+_RAW_TOKEN_DTYPES = {"uint16": np.dtype("<u2"), "uint32": np.dtype("<u4")}
+
+
+def _raw_token_dtype(path: str, dtype) -> str:
+    """`dtype` ("uint16", "uint32", or numpy's spelling of either: np.uint16, np.dtype("<u4"),
+    "<u2") as the native source names it; ValueError in one line naming `path` otherwise."""
+    if isinstance(dtype, str) and dtype in _RAW_TOKEN_DTYPES:
+        return dtype
+    try:
+        parsed = np.dtype(dtype)
+    except (TypeError, ValueError):
+        parsed = None
+    for name, little_endian in _RAW_TOKEN_DTYPES.items():
+        if parsed is not None and parsed == little_endian:
+            return name
+    raise ValueError(f"Tokens({path!r}): dtype {dtype!r} is not uint16 or uint32 (a headerless "
+                     f"file's little-endian unsigned token ids; np.uint16 and '<u2' say it too)")
 
 
 class Mixture(_Source):
@@ -468,7 +527,7 @@ class Mixture(_Source):
             if part.transforms and transforms is not None:
                 raise ValueError(f"Mixture: source {i} ({part!r}) has transforms, and so has "
                                  f"the Mixture: give each source its own, or the Mixture all")
-        self.weights = [1.0] * len(self.sources) if weights is None else list(weights)
+        self.weights = [1.0] * len(self.sources) if weights is None else _weights(weights)
         self.samples_per_epoch = samples_per_epoch
         self.until = until
         self.transforms = transforms
@@ -510,8 +569,11 @@ class Mixture(_Source):
                 "later_weights": [float(w) for _, weights in self.schedule for w in weights],
                 "share_of": self.share_of}
 
+    def _shaping(self) -> list:
+        return [s._shaping() for s in self.sources]  # the mixture's own: the loader's order
+
     def open(self, global_batch=1, **options):
-        parts = [(native_path(s._path()), s.source, s._params()) for s in self.sources]
+        parts = [(s._location(), s.source, s._params()) for s in self.sources]
         return _stoker.LoaderCore(parts, mixture=self._params(global_batch), **options)
 
     def __repr__(self):
@@ -519,6 +581,20 @@ class Mixture(_Source):
             f", schedule={self.schedule!r}, schedule_in={self.schedule_in!r}"
         share = "" if self.share_of == "samples" else f", share_of={self.share_of!r}"
         return f"stoker.Mixture({self.sources!r}, weights={self.weights!r}{schedule}{share})"
+
+
+def _weights(weights) -> list:
+    """`weights` (real numbers: ints of any size, numpy's, 0-d tensors; or a 1-D array or
+    tensor) as floats, which the native order checks (one per source, finite and above 0);
+    ValueError in one line naming them where they are not real numbers."""
+    try:
+        given = list(weights)
+        if not any(isinstance(w, (bool, np.bool_, str, bytes)) for w in given):
+            return [float(w) for w in given]
+    except (TypeError, ValueError, OverflowError):
+        pass
+    raise ValueError(f"Mixture: weights {weights!r} must be real numbers above 0, one per "
+                     f"source")
 
 
 def _change(mixture: Mixture, i: int, change) -> tuple:

@@ -13,6 +13,7 @@ import sys
 
 import numpy as np
 import pytest
+import torch
 
 import stoker
 from test_image_folder_source import make_folder
@@ -194,6 +195,19 @@ def test_bad_weights_are_one_line(parts):
             mixed(parts, weights=bad)
     with pytest.raises(ValueError, match="two or more sources"):
         stoker.Mixture([parts[0]])
+    for bad in ([True, 1], ["3", 1], 3, torch.ones(2, 2), [10**400, 1]):
+        with pytest.raises(ValueError) as refused:
+            mixed(parts, weights=bad)
+        assert str(refused.value).startswith("Mixture: weights ") and \
+            str(refused.value).endswith(" must be real numbers above 0, one per source")
+
+
+def test_weights_are_any_real_numbers(parts):
+    """A tensor, a numpy array, numpy scalars and ints past 2^64 weigh as the floats they are."""
+    want = labels(mixed(parts, weights=[3.0, 1.0]))
+    for weights in (torch.tensor([3, 1]), np.array([3.0, 1.0]), [np.float32(3), np.int64(1)],
+                    [3 * 2**70, 2**70]):
+        assert labels(mixed(parts, weights=weights)) == want
 
 
 def test_sources_of_different_kinds_mix(tmp_path):

@@ -244,3 +244,79 @@ def test_id_parameters_at_or_above_vocab_size_are_refused_naming_them(tmp_path):
         with pytest.raises(ValueError, match="vocab_size"):
             stoker.Tokens(path, seq_len=L, vocab_size=bad)
     assert "vocab_size=100" in repr(stoker.Tokens(path, vocab_size=100))
+
+
+def test_dtype_as_numpy_spells_it_reads_the_same_tokens(tmp_path):
+    """nanoGPT's prepare.py writes np.uint16: numpy's names of the two types read as the names
+    do; another type, or big-endian ids, is one line naming dtype and the file."""
+    for name, dtype in (("uint16", np.uint16), ("uint32", np.uint32)):
+        path = write_bin(tmp_path / f"{name}.bin", np.arange(8 * L + 1) * 7, dtype)
+        want = keys(nanogpt_samples(path, L, dtype))
+        for spelling in (dtype, np.dtype(dtype), np.dtype(dtype).str, name):
+            source = stoker.Tokens(path, seq_len=L, dtype=spelling)
+            assert source.dtype == name and keys(loaded(source)) == want
+    for bad in (np.int32, ">u2", "int16", None, 2):
+        with pytest.raises(ValueError) as error:
+            stoker.Tokens(path, seq_len=L, dtype=bad)
+        assert f"dtype {bad!r} is not uint16 or uint32" in one_line_error(error, path)
+
+
+def test_seq_len_must_be_an_integer(tmp_path):
+    path = write_bin(tmp_path / "a.bin", random_tokens(8 * L + 1))
+    assert len(stoker.Tokens(path, seq_len=np.int64(L))) == 8
+    for bad in (16.7, 16.0, True, None, "16"):
+        with pytest.raises(ValueError) as error:
+            stoker.Tokens(path, seq_len=bad)
+        assert f"seq_len {bad!r} is not an integer" in one_line_error(error, path)
+
+
+def test_several_raw_files_or_a_folder_without_tables_are_one_line(tmp_path):
+    """A raw token file is read one per Tokens (a folder or glob only of Parquet or Arrow
+    files): a list, a glob or a folder of .bin files says to mix them with stoker.Mixture, an
+    empty folder that it holds no token file."""
+    shards = [write_bin(tmp_path / f"shard_{i}.bin", random_tokens(4 * L + 1, i)) for i in (0, 1)]
+    with pytest.raises(ValueError) as error:
+        stoker.Tokens(shards, seq_len=L)
+    assert "stoker.Mixture" in one_line_error(error, shards[0])
+    for path, said in ((tmp_path / "shard_*.bin", f"a pattern of 2 files ({shards[0]}, ...)"),
+                       (tmp_path, "a folder of 2 .bin files")):
+        with pytest.raises(ValueError) as error:
+            stoker.Loader(stoker.Tokens(path, seq_len=L))
+        assert said in one_line_error(error, path) and "stoker.Mixture" in str(error.value)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ValueError) as error:
+        stoker.Loader(stoker.Tokens(tmp_path / "empty", seq_len=L))
+    assert "a folder that holds no token file" in one_line_error(error, tmp_path / "empty")
+    mixed = stoker.Mixture([stoker.Tokens(p, seq_len=L) for p in shards])
+    assert len(loaded(mixed)) == 8
+
+
+def test_files_plainly_not_raw_tokens_are_one_line_naming_what_they_look_like(tmp_path):
+    """Text or JSON, a zip (an .npz), a .npy renamed .bin and an llm.c shard are refused when
+    the loader opens, alone or in a Mixture, instead of their bytes read as token ids."""
+    tokens = np.arange(100, dtype=np.uint16)
+    files = {}
+    for extension in (".txt", ".json", ".jsonl", ".csv"):
+        files[f"train{extension}"] = f"a {extension} file (text), not token ids"
+        (tmp_path / f"train{extension}").write_text('{"text": "hello world"}\n' * 50)
+    np.savez(tmp_path / "tokens.npz", ids=tokens)
+    files["tokens.npz"] = "a zip archive (an .npz?)"
+    np.save(tmp_path / "saved.npy", tokens)
+    os.replace(tmp_path / "saved.npy", tmp_path / "renamed.bin")
+    files["renamed.bin"] = "a .npy file (numpy's header), not headerless token ids: rename it"
+    header = np.zeros(256, np.int32)
+    header[:3] = [20240520, 1, len(tokens)]
+    (tmp_path / "fineweb_train_000001.bin").write_bytes(header.tobytes() + tokens.tobytes())
+    files["fineweb_train_000001.bin"] = "an llm.c shard (a 1024-byte header, magic 20240520)"
+    good = stoker.Tokens(write_bin(tmp_path / "good.bin", random_tokens(4 * L + 1)), seq_len=L)
+    for name, said in files.items():
+        for source in (stoker.Tokens(tmp_path / name, seq_len=8),
+                       stoker.Mixture([good, stoker.Tokens(tmp_path / name, seq_len=L)])):
+            with pytest.raises(ValueError) as error:
+                stoker.Loader(source)
+            assert said in one_line_error(error, tmp_path / name)
+    # Its tokens after the header, as a .npy, read as they are.
+    np.save(tmp_path / "shard.npy", np.fromfile(tmp_path / "fineweb_train_000001.bin",
+                                                np.uint16, offset=1024))
+    assert [int(x[0]) for x, _ in loaded(stoker.Tokens(tmp_path / "shard.npy", seq_len=8))] == \
+        [int(t) for t in tokens[:96:8]]
