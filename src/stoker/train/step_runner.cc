@@ -1,5 +1,9 @@
 #include "stoker/train/step_runner.h"
 
+// clang-format off: torch 2.4's clip_grad.h uses torch::stack, max and clamp unincluded.
+#include <torch/types.h>
+// clang-format on
+
 #include <ATen/ops/cross_entropy_loss.h>
 #include <fmt/format.h>
 #include <torch/nn/utils/clip_grad.h>

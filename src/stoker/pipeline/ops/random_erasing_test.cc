@@ -104,7 +104,7 @@ x.numpy().tofile(d + "/expected")
 TEST(RandomErasingTest, RectanglesAreDistributedAsTorchvisionsDraws) {
   // Mean height, mean width and how often no rectangle fits, over 6,000 draws each, for a
   // 32 x 48 image and a scale that often does not fit: stoker's against torchvision's own
-  // RandomErasing.make_params (seeded).
+  // RandomErasing.make_params (seeded; _get_params before torchvision 0.21).
   constexpr int kDraws = 6000;
   double sum_h = 0, sum_w = 0, misses = 0;
   for (int i = 0; i < kDraws; ++i) {
@@ -128,9 +128,10 @@ from torchvision.transforms import v2
 torch.manual_seed(0)
 t = v2.RandomErasing(p=1, scale=(0.1, 0.9), ratio=(0.2, 4.0))
 image = torch.zeros(3, 32, 48)
+make_params = getattr(t, "make_params", None) or t._get_params  # the name before 0.21
 h = w = found = 0
 for _ in range(6000):
-    p = t.make_params([image])
+    p = make_params([image])
     if p["v"] is not None:
         found += 1; h += p["h"]; w += p["w"]
 print(h / found, w / found, 6000 - found)
