@@ -111,15 +111,7 @@ function(stoker_check_cuda_toolkit torch_root)
   set(STOKER_TORCH_CPU_ONLY "${reason}" PARENT_SCOPE)
 endfunction()
 
-# The `torch` target of a CUDA wheel used without the toolkit: its CPU libraries and headers.
-function(stoker_cpu_torch_target prefix abi)
-  set(lib "${prefix}/lib")
-  add_library(torch INTERFACE IMPORTED GLOBAL)
-  set_target_properties(torch PROPERTIES
-    INTERFACE_INCLUDE_DIRECTORIES "${prefix}/include;${prefix}/include/torch/csrc/api/include"
-    INTERFACE_COMPILE_DEFINITIONS "_GLIBCXX_USE_CXX11_ABI=${abi};USE_DISTRIBUTED;USE_C10D_GLOO"
-    INTERFACE_LINK_LIBRARIES "${lib}/libtorch.so;${lib}/libtorch_cpu.so;${lib}/libc10.so")
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/StokerCpuTorch.cmake)
 
 macro(stoker_find_torch)
   if(NOT Torch_DIR)
@@ -161,6 +153,7 @@ macro(stoker_find_torch)
       # The wheel's CMake files would fail with a page of errors (no nvcc), or build against
       # two CUDA runtimes (another major version): build CPU only instead.
       stoker_cpu_torch_target("${_stoker_torch_root}" "${STOKER_TORCH_ABI}")
+      set(STOKER_CPU_TORCH_PREFIX "${_stoker_torch_root}")  # for the installed package's config
       set(TORCH_INSTALL_PREFIX "${_stoker_torch_root}")
       set(Torch_VERSION "${STOKER_TORCH_VERSION}")
       set(TORCH_CXX_FLAGS "-D_GLIBCXX_USE_CXX11_ABI=${STOKER_TORCH_ABI}")
