@@ -130,11 +130,13 @@ class _Collate:
 
 
 class _Plan:
-    """The batches of the epoch being iterated, as (index, seed) lists, for DataLoader's
-    batch_sampler (or, unbatched, its sampler)."""
+    """The batches of the epoch being iterated, as (index, seed) lists (a list, or drawn from a
+    user's sampler as DataLoader asks for them), for DataLoader's batch_sampler (or, unbatched,
+    its sampler); `length` their number (None: the sampler has no len)."""
 
     def __init__(self, unbatched: bool):
         self.batches = []
+        self.length = 0
         self._unbatched = unbatched
 
     def __iter__(self):
@@ -143,7 +145,9 @@ class _Plan:
         return iter(self.batches)
 
     def __len__(self):
-        return len(self.batches)
+        if self.length is None:
+            raise TypeError("the sampler given has no len()")
+        return self.length
 
 
 class _Epoch:
@@ -288,19 +292,15 @@ class PythonDatasetLoader:
         return self._epoch if self._epoch is not None else self._state[0]
 
     def _batches(self, epoch: int, start_batch: int):
-        """(batches of (index, seed) from batch `start_batch`, global positions after each or
-        None) of epoch `epoch`."""
-        seed, rank = self._options["seed"], self._options["rank"]
+        """(batches of (index, seed) from batch `start_batch`, their number or None, global
+        positions after each or None) of epoch `epoch`."""
         if self._user_batches is not None:
-            batches, position = [], 0
-            for number, batch in enumerate(self._user_batches):
-                keys = []
-                for index in batch:
-                    keys.append((index, sample_seed(seed, epoch, rank, position, 0)))
-                    position += 1
-                if number >= start_batch:
-                    batches.append(keys)
-            return batches, None
+            try:
+                length = len(self._user_batches) - start_batch
+            except TypeError:  # a sampler without len (a BatchSampler over one raises)
+                length = None
+            return self._sampled(epoch, start_batch), length, None
+        seed = self._options["seed"]
         start = self._position if self._resume else 0
         indices, sizes, positions = stoker_order(self._length(), self._options, epoch, start)
         batches, first = [], 0
@@ -309,7 +309,20 @@ class PythonDatasetLoader:
                              sample_seed(seed, epoch, 0, first + k + start, 0))
                             for k in range(size)])
             first += size
-        return batches, positions.tolist()
+        return batches, len(batches), positions.tolist()
+
+    def _sampled(self, epoch: int, start_batch: int):
+        """The user's sampler's batches of epoch `epoch` from `start_batch`, as (index, seed)
+        lists, drawn from it as DataLoader asks for them (as DataLoader draws them: an endless
+        sampler too)."""
+        seed, rank = self._options["seed"], self._options["rank"]
+        position = 0
+        for number, batch in enumerate(self._user_batches):
+            keys = [(index, sample_seed(seed, epoch, rank, position + k, 0))
+                    for k, index in enumerate(batch)]
+            position += len(keys)
+            if number >= start_batch:
+                yield keys
 
     def _length(self):
         """len(dataset); None for an IterableDataset or a dataset without __len__ in a sampler's
@@ -342,7 +355,8 @@ class PythonDatasetLoader:
             if self._iterable:
                 iteration = _SkippedEpoch(self, epoch, start_batch)
             else:
-                self._plan.batches, positions = self._batches(epoch, start_batch)
+                self._plan.batches, self._plan.length, positions = self._batches(epoch,
+                                                                                 start_batch)
                 iteration = _Epoch(self, epoch, start_batch, positions)
             self._resume = False
             self._epoch = None

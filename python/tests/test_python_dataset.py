@@ -3,10 +3,12 @@ runs it, each compared with torch's DataLoader: what workers see, start methods,
 fetches, the keys a sampler gives, copies of the loader and failing samples."""
 
 import copy
+import itertools
 import multiprocessing
 import pickle
 
 import pytest
+import torch
 from torch.utils.data import DataLoader
 
 import stoker
@@ -157,3 +159,31 @@ def test_a_failing_collate_fn_raises_its_own_type_and_the_iterator_goes_on(num_w
     assert issubclass(kind, ValueError) and issubclass(kind, stoker.SampleError)
     assert message == "epoch 0, batch 1: refuse_odd_firsts on 2 samples raised ValueError: " \
         "odd first sample 3"
+
+
+class Endless(torch.utils.data.Sampler):
+    """detectron2's TrainingSampler's way: indices for ever; counts those drawn."""
+
+    def __init__(self, size):
+        self.size, self.drawn = size, 0
+
+    def __iter__(self):
+        for k in itertools.count():
+            self.drawn += 1
+            yield k % self.size
+
+
+@pytest.mark.parametrize("num_workers", [0, 2])
+def test_an_endless_sampler_is_drawn_as_dataloader_draws_it(num_workers):
+    def first(loader_class):
+        sampler = Endless(10)
+        loader = loader_class(Numbers(10), batch_size=4, sampler=sampler,
+                              num_workers=num_workers)
+        batches = [batch.tolist() for batch in itertools.islice(loader, 3)]
+        return batches, sampler.drawn
+
+    (ours, drawn), (theirs, _) = first(stoker.Loader), first(DataLoader)
+    assert ours == theirs
+    assert drawn < 100  # drawn as the batches are asked for, not the whole epoch first
+    with pytest.raises(TypeError):
+        len(stoker.Loader(Numbers(10), batch_size=4, sampler=Endless(10)))
