@@ -15,6 +15,8 @@ import warnings
 import weakref
 from typing import Optional
 
+import numpy as np
+
 from stoker import _cu_seqlens, _device, _stoker
 from stoker._data_access import data_access
 from stoker._paths import native_path
@@ -408,6 +410,39 @@ class _GoodBatches(_Wrapped):
             "first bad record and why)")
 
 
+class _RefusedBatches(_Wrapped):
+    """A native explicit epoch with its sampler's refused batches ({number of a kept batch:
+    [the message of each batch refused right before it]}, ExplicitOrder.sampled) back in
+    place: each raises IndexError when its turn comes, and the iteration goes on after it, as
+    DataLoader's fetch of that batch raises. `first`: the number of the native epoch's first
+    batch (a resumed epoch starts after some)."""
+
+    def __init__(self, inner, refused: dict, first: int):
+        super().__init__(inner)
+        self._refused = {number: list(messages) for number, messages in refused.items()
+                         if number >= first}
+        self._next = first  # the number of the native epoch's next batch
+
+    def __next__(self):
+        waiting = self._refused.get(self._next)
+        if waiting:
+            raise IndexError(waiting.pop(0))
+        batch = next(self.inner)
+        self._next += 1
+        return batch
+
+    def __len__(self):
+        return len(self.inner) + sum(len(messages) for messages in self._refused.values())
+
+    @property
+    def last_index(self):
+        return self.inner.last_index
+
+    @property
+    def last_records(self):
+        return self.inner.last_records
+
+
 class _StateOf:
     """An iteration that runs ahead of the batches it yields, as CudaEpoch takes a native
     loader: ``state()`` is its ``state``."""
@@ -768,10 +803,13 @@ class NativeLoader:
             if self._order_of is None:
                 iteration = self._native.epoch(epoch)
             else:
-                indices, sizes = self._order_of.batches(epoch)
-                iteration = self._native.explicit_epoch(epoch, indices, sizes,
-                                                        self._native.state()[2],
+                indices, sizes, refused = self._order_of.batches(epoch)
+                start = self._native.state()[2]
+                iteration = self._native.explicit_epoch(epoch, indices, sizes, start,
                                                         repeats=self._order_of.repeats)
+                if refused:
+                    iteration = _RefusedBatches(iteration, refused, int(np.searchsorted(
+                        np.cumsum(sizes), start, side="right")))
             native = iteration
             source = self._native  # what says the state after each batch of `iteration`
             if self._python:
