@@ -245,8 +245,8 @@ class Loader:
         if isinstance(dataset, _Source):
             dataset._view = self._engine.dataset  # opened with the loader's storage settings
         self._unbatched = batch_size is None and native is not None  # else DataLoader's own
-        self._collate = native is not None and (
-            splits_batches(torch, collate_fn) or (self._form is not None and not self._unbatched))
+        self._collate = native is not None and (splits_batches(torch, collate_fn) or (
+            self._form is not None and native.collated and not self._unbatched))
         if self._collate and collate_fn is None:  # the form's samples, as DataLoader collates
             self._collate_fn = torch.utils.data.default_collate
         else:

@@ -373,6 +373,37 @@ def test_batch_size_none_on_native_data_yields_samples(labelled):
     assert image.shape == (1, 4, 4) and int(label) == 0
 
 
+def as_pixels(sample):
+    """A sample with a PIL image as (its mode, its pixels as a tensor), for same()."""
+    return tuple((value.mode, torch.from_numpy(np.asarray(value).copy()))
+                 if type(value).__module__.startswith("PIL.") else value for value in sample)
+
+
+def test_samples_a_user_takes_are_the_torchvision_datasets_own(folder):
+    """Where a user's code takes samples of a torchvision ImageFolder read natively
+    (batch_size=None, a collate_fn), they are its __getitem__'s: the label a Python int, the
+    image a PIL image where the dataset has no transform."""
+    datasets = pytest.importorskip("torchvision.datasets")
+    import PIL.Image
+    import torchvision.transforms as T
+
+    recipe = T.Compose([T.Resize((8, 8)), T.ToTensor()])
+    for transform in (recipe, None):
+        dataset = datasets.ImageFolder(folder, transform=transform)
+        kinds = (torch.Tensor if transform else PIL.Image.Image, int)
+        for options in (dict(batch_size=None), dict(batch_size=4, collate_fn=list)):
+            def samples(loader):
+                return list(loader) if options["batch_size"] is None else \
+                    [sample for batch in loader for sample in batch]
+
+            ours = samples(stoker.Loader(dataset, **options))
+            theirs = samples(DataLoader(dataset, **options))
+            assert len(ours) == len(theirs) == len(dataset)
+            for a, b in zip(ours, theirs):
+                assert isinstance(a[0], kinds[0]) and type(a[1]) is kinds[1]
+                same(as_pixels(a), as_pixels(b))
+
+
 def test_native_len_and_sampler_are_dataloaders(labelled):
     loader = stoker.Loader(labelled, batch_size=10, shuffle=True)
     assert len(loader) == -(-RECORDS // 10)
