@@ -44,7 +44,8 @@ def _torchvision_image_folder(dataset) -> Optional[NativeDataset]:
         return None
     return NativeDataset(own, own.transforms, {"dataset": [
         f"torchvision's ImageFolder({dataset.root!r}) is read natively: the same files, "
-        "classes and order"]}, form=classification_form(dataset), collated=False)
+        "classes and order"]}, form=classification_form(dataset), collated=False,
+        torchvision_steps=True)
 
 
 def arrays_cache_root() -> str:
@@ -113,7 +114,8 @@ def _torchvision_arrays(dataset) -> Optional[NativeDataset]:
     name = type(dataset).__name__
     return NativeDataset(Dataset(path), transforms or None, {"dataset": [
         f"torchvision's {name} is read natively: its arrays kept once as a stoker dataset "
-        f"({path})"]}, form=classification_form(dataset), collated=False)
+        f"({path})"]}, form=classification_form(dataset), collated=False,
+        torchvision_steps=True)
 
 
 def native_dataset(torch, dataset, transforms) -> Optional[NativeDataset]:

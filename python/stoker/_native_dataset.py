@@ -19,3 +19,6 @@ class NativeDataset:
     # Whether batches are default_collate's of form's samples; False where the native batch is
     # that already, and form gives the samples a collate_fn or batch_size=None takes.
     collated: bool = True
+    # Whether the transforms are a torchvision dataset's, whose Python steps run as in its
+    # __getitem__ (_torchvision_samples.TorchvisionSteps).
+    torchvision_steps: bool = False

@@ -27,6 +27,7 @@ from stoker._joint_python import joint_units
 from stoker._nested import nested_fields
 from stoker._python_pool import PythonPool
 from stoker._python_steps import BatchTransform, FieldSteps, PythonSteps, step_name
+from stoker._torchvision_samples import TorchvisionSteps, step_inputs
 from stoker._wrapped import ChangedFields, Wrapped as _Wrapped
 from stoker._caption_steps import ATTENTION_MASK, CaptionSteps
 from stoker.transforms import (Tokenize, call_text, defer_normalization, is_variable,
@@ -310,11 +311,13 @@ class _SourceNotes(_Wrapped):
 
 
 def _python_steps(torch, plan, seed, rank, on_error, python_input, python_workers,
-                  python_parallel, python_timeout, pin, forms, batch_size, num_workers=0):
-    """The loader's Python steps: each field's (FieldSteps), or the steps after a joint
-    transform on the whole sample (JointSteps, the joint fields in `forms`), run in the
-    iterating thread or threads (PythonSteps) or by worker processes (PythonPool, sized for
-    batches of `batch_size`).
+                  python_parallel, python_timeout, pin, forms, batch_size, num_workers=0,
+                  torchvision_inputs=None):
+    """The loader's Python steps: each field's (FieldSteps; a torchvision dataset's,
+    TorchvisionSteps, given `torchvision_inputs`, {field: "pil" or "tensor"}), or the steps
+    after a joint transform on the whole sample (JointSteps, the joint fields in `forms`), run
+    in the iterating thread or threads (PythonSteps) or by worker processes (PythonPool, sized
+    for batches of `batch_size`).
     python_workers None: DataLoader's `num_workers` (where, for processes, every step can be
     sent to one; else the iterating thread)."""
     if python_parallel not in ("processes", "threads"):
@@ -328,6 +331,9 @@ def _python_steps(torch, plan, seed, rank, on_error, python_input, python_worker
                          f"{python_timeout!r}")
     if plan.joint is not None:
         units = joint_units(torch, plan.joint, forms)
+    elif torchvision_inputs is not None:
+        units = {field: TorchvisionSteps(torch, steps, field, torchvision_inputs[field])
+                 for field, steps in plan.python.items()}
     else:
         units = {field: (CaptionSteps if isinstance(steps[0], Tokenize) else FieldSteps)(
             torch, steps, field, python_input) for field, steps in plan.python.items()}
@@ -610,7 +616,9 @@ class NativeLoader:
     on ``workers`` (None: a thread per core; "auto": tuned). ``rank``/``world_size`` default
     to torch.distributed's. ``last_batch``: "short", "drop" or "pad" (a ``valid`` mask).
     ``state_dict()``/``load_state_dict()`` resume mid-epoch. ``device="cuda"`` copies batches
-    ahead on a side stream. One thread at a time uses a Loader.
+    ahead on a side stream. One thread at a time uses a Loader. ``torchvision_steps``: the
+    data is a torchvision dataset's, whose Python steps run as in its ``__getitem__``
+    (_torchvision_samples.TorchvisionSteps).
 
     Every argument in full: docs/PYTHON-LOADER.md, "stoker.Loader's arguments in full".
     """
@@ -623,7 +631,7 @@ class NativeLoader:
                  batch_transform=None, python_input=None, ra_reps=1, python_workers=None,
                  python_parallel="processes", python_timeout=300, variable="list",
                  transcode_cache=False, pin_memory=False, order_of=None, num_workers=0,
-                 samples_per_record=1):
+                 samples_per_record=1, torchvision_steps=False):
         torch = _import_torch()
         self._torch = torch
         # str, bytes, os.PathLike (the name need not be UTF-8) or a source (stoker.ImageFolder,
@@ -729,7 +737,12 @@ class NativeLoader:
         self._python = _python_steps(torch, plan, seed, rank, on_error, python_input,
                                      python_workers, python_parallel, python_timeout, cuda,
                                      {n: "padded" if f == "nested" else f
-                                      for n, f in forms.items()}, batch_size, num_workers)
+                                      for n, f in forms.items()}, batch_size, num_workers,
+                                     step_inputs(transforms, plan.python, python_input)
+                                     if torchvision_steps else None)
+        # A torchvision dataset's Python steps give its own samples, listed for the loader to
+        # collate.
+        self.samples_to_collate = bool(torchvision_steps and plan.python)
         self._batch_plan = [] if batch_transform is None else \
             [(call_text(native_batch), "native") if native_batch else
              (step_name(batch_transform), "python")]

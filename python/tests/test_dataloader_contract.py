@@ -59,6 +59,8 @@ def same(a, b):
         assert a.dtype == b.dtype and torch.equal(a, b)
         assert (getattr(a, "format", None), getattr(a, "canvas_size", None)) == \
             (getattr(b, "format", None), getattr(b, "canvas_size", None))
+    elif isinstance(a, np.ndarray):
+        assert a.dtype == b.dtype and np.array_equal(a, b)
     elif isinstance(a, dict):
         assert list(a) == list(b)
         for k in a:
@@ -402,6 +404,60 @@ def test_samples_a_user_takes_are_the_torchvision_datasets_own(folder):
             for a, b in zip(ours, theirs):
                 assert isinstance(a[0], kinds[0]) and type(a[1]) is kinds[1]
                 same(as_pixels(a), as_pixels(b))
+
+
+class TwoCrops:
+    """MoCo's TwoCropsTransform (moco/loader.py): two views of one image, a list."""
+
+    def __init__(self, base):
+        self.base = base
+
+    def __call__(self, x):
+        return [self.base(x), self.base(x)]
+
+
+class Rotated:
+    """A user's transform on the PIL API, then to_tensor."""
+
+    def __call__(self, image):
+        import torchvision.transforms.functional as F
+        return F.to_tensor(image.rotate(10))
+
+
+def test_untranslated_steps_of_a_torchvision_dataset_run_as_in_its_getitem(folder):
+    """A torchvision ImageFolder whose transform stoker cannot translate: the untranslated
+    steps get what torchvision gives them (a PIL image until a step makes a tensor of it, the
+    label an int) and may give anything; the batches are DataLoader's, default_collate's of
+    them (or what a collate_fn makes of the samples), with Python workers too."""
+    datasets = pytest.importorskip("torchvision.datasets")
+    import torchvision.transforms as T
+
+    crop = [T.Resize(16), T.CenterCrop(16)]  # native, on torchvision's PIL backend
+    cases = {  # {name: (transform, target_transform, picklable)}
+        "two views": (TwoCrops(T.Compose(crop + [T.ToTensor()])), None, True),
+        "PIL API after a native crop": (T.Compose(crop + [Rotated()]), None, True),
+        "numpy": (T.Compose(crop + [np.asarray]), None, True),
+        "dict after a tensor": (T.Compose(crop + [T.PILToTensor(), lambda x: {"pix": x}]),
+                                None, False),
+        "float label": (T.Compose(crop + [T.PILToTensor()]), float, True),
+        "str label": (T.Compose(crop + [T.PILToTensor()]), lambda y: f"class{y}", False),
+    }
+    runs = [dict(batch_size=4), dict(batch_size=None), dict(batch_size=4, collate_fn=list)]
+    for name, (transform, target_transform, picklable) in cases.items():
+        dataset = datasets.ImageFolder(folder, transform, target_transform)
+        for options in runs + [dict(batch_size=4, num_workers=2)] * picklable:
+            loader = stoker.Loader(dataset, **options)
+            assert "read natively" in loader.plan["notes"]["dataset"][0], name
+            if name != "two views":  # the crop natively, what follows in Python
+                assert [where for _, where in loader.plan["image"]][0] == "native", name
+            batches = list(loader)
+            assert len(batches) == len(loader), name
+            for ours, theirs in zip(batches, DataLoader(dataset, **options), strict=True):
+                same(ours, theirs)
+    native = stoker.Loader(datasets.ImageFolder(folder, T.Compose(crop + [T.ToTensor()])),
+                           batch_size=4)
+    assert all(where == "native" for _, where in native.plan["image"])
+    assert "collate_fn" not in native.plan  # the native batch as it is built
 
 
 def test_native_len_and_sampler_are_dataloaders(labelled):
