@@ -69,14 +69,14 @@ class AspectRatioOrder(ExplicitOrder):
     def _count(self) -> int:
         return self.size if self.subset is None else len(self.subset)
 
-    def positions(self, epoch: int):
+    def sampled(self, epoch: int):
         # Every index of the rank's epoch: the grouping decides the batches, and which to drop.
         indices, _, _ = stoker_order(self._count(), dict(self.options, last_batch="short"),
                                      epoch)
         batches = grouped_batches(indices.tolist(), self.groups(), self.batch_size)
         flat = [index for batch in batches for index in batch]
         return (np.asarray(flat, dtype=np.int64),
-                np.full(len(batches), self.batch_size, dtype=np.int64))
+                np.full(len(batches), self.batch_size, dtype=np.int64), {})
 
     def batch_lists(self, epoch: int) -> list:
         """The epoch's batches as lists of positions (``loader.batch_sampler``'s)."""

@@ -17,6 +17,7 @@ from stoker._coco_segmentation import reference_coco_segmentation
 from stoker._hugging_face import hugging_face_dataset
 from stoker._native_dataset import NativeDataset
 from stoker._torchvision_coco import reference_coco_detection, wrapped_coco_detection
+from stoker._torchvision_samples import classification_form
 from stoker._torchvision_voc import voc_dataset
 from stoker._webdataset_pipeline import recognised_webdataset
 from stoker.sources import Dataset, ImageFolder, _Source
@@ -43,7 +44,8 @@ def _torchvision_image_folder(dataset) -> Optional[NativeDataset]:
         return None
     return NativeDataset(own, own.transforms, {"dataset": [
         f"torchvision's ImageFolder({dataset.root!r}) is read natively: the same files, "
-        "classes and order"]})
+        "classes and order"]}, form=classification_form(dataset), collated=False,
+        torchvision_steps=True)
 
 
 def arrays_cache_root() -> str:
@@ -112,7 +114,8 @@ def _torchvision_arrays(dataset) -> Optional[NativeDataset]:
     name = type(dataset).__name__
     return NativeDataset(Dataset(path), transforms or None, {"dataset": [
         f"torchvision's {name} is read natively: its arrays kept once as a stoker dataset "
-        f"({path})"]})
+        f"({path})"]}, form=classification_form(dataset), collated=False,
+        torchvision_steps=True)
 
 
 def native_dataset(torch, dataset, transforms) -> Optional[NativeDataset]:

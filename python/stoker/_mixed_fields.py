@@ -78,7 +78,7 @@ class _PartOrder:
         return self.batch_size
 
     def batches(self, epoch: int):
-        return self.plan
+        return (*self.plan, {})
 
     def __len__(self):
         return len(self.plan[1])

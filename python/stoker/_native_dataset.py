@@ -16,3 +16,9 @@ class NativeDataset:
     subset: Any = None  # a Subset's indices into the source, or None
     batch_format: Any = None  # the fields a sample is made from, where `form` makes it
     form: Any = None  # a native sample (a tuple of batch_format's fields) as the dataset's own
+    # Whether batches are default_collate's of form's samples; False where the native batch is
+    # that already, and form gives the samples a collate_fn or batch_size=None takes.
+    collated: bool = True
+    # Whether the transforms are a torchvision dataset's, whose Python steps run as in its
+    # __getitem__ (_torchvision_samples.TorchvisionSteps).
+    torchvision_steps: bool = False

@@ -15,6 +15,8 @@ import warnings
 import weakref
 from typing import Optional
 
+import numpy as np
+
 from stoker import _cu_seqlens, _device, _stoker
 from stoker._data_access import data_access
 from stoker._paths import native_path
@@ -26,6 +28,7 @@ from stoker._nested import nested_fields
 from stoker._python_pool import PythonPool
 from stoker._python_steps import BatchTransform, FieldSteps, PythonSteps, step_name
 from stoker._state_shaping import check_shaping, shaping_entries
+from stoker._torchvision_samples import TorchvisionSteps, step_inputs
 from stoker._wrapped import ChangedFields, Wrapped as _Wrapped
 from stoker._caption_steps import ATTENTION_MASK, CaptionSteps
 from stoker.transforms import (Tokenize, call_text, defer_normalization, is_variable,
@@ -309,11 +312,13 @@ class _SourceNotes(_Wrapped):
 
 
 def _python_steps(torch, plan, seed, rank, on_error, python_input, python_workers,
-                  python_parallel, python_timeout, pin, forms, batch_size, num_workers=0):
-    """The loader's Python steps: each field's (FieldSteps), or the steps after a joint
-    transform on the whole sample (JointSteps, the joint fields in `forms`), run in the
-    iterating thread or threads (PythonSteps) or by worker processes (PythonPool, sized for
-    batches of `batch_size`).
+                  python_parallel, python_timeout, pin, forms, batch_size, num_workers=0,
+                  torchvision_inputs=None):
+    """The loader's Python steps: each field's (FieldSteps; a torchvision dataset's,
+    TorchvisionSteps, given `torchvision_inputs`, {field: "pil" or "tensor"}), or the steps
+    after a joint transform on the whole sample (JointSteps, the joint fields in `forms`), run
+    in the iterating thread or threads (PythonSteps) or by worker processes (PythonPool, sized
+    for batches of `batch_size`).
     python_workers None: DataLoader's `num_workers` (where, for processes, every step can be
     sent to one; else the iterating thread)."""
     if python_parallel not in ("processes", "threads"):
@@ -327,6 +332,9 @@ def _python_steps(torch, plan, seed, rank, on_error, python_input, python_worker
                          f"{python_timeout!r}")
     if plan.joint is not None:
         units = joint_units(torch, plan.joint, forms)
+    elif torchvision_inputs is not None:
+        units = {field: TorchvisionSteps(torch, steps, field, torchvision_inputs[field])
+                 for field, steps in plan.python.items()}
     else:
         units = {field: (CaptionSteps if isinstance(steps[0], Tokenize) else FieldSteps)(
             torch, steps, field, python_input) for field, steps in plan.python.items()}
@@ -407,6 +415,39 @@ class _GoodBatches(_Wrapped):
             f"on_error='skip': no record of epoch {epoch} of {dataset} was good in its first "
             f"{self._index} batches (all left out): check the data (on_error='raise' names the "
             "first bad record and why)")
+
+
+class _RefusedBatches(_Wrapped):
+    """A native explicit epoch with its sampler's refused batches ({number of a kept batch:
+    [the message of each batch refused right before it]}, ExplicitOrder.sampled) back in
+    place: each raises IndexError when its turn comes, and the iteration goes on after it, as
+    DataLoader's fetch of that batch raises. `first`: the number of the native epoch's first
+    batch (a resumed epoch starts after some)."""
+
+    def __init__(self, inner, refused: dict, first: int):
+        super().__init__(inner)
+        self._refused = {number: list(messages) for number, messages in refused.items()
+                         if number >= first}
+        self._next = first  # the number of the native epoch's next batch
+
+    def __next__(self):
+        waiting = self._refused.get(self._next)
+        if waiting:
+            raise IndexError(waiting.pop(0))
+        batch = next(self.inner)
+        self._next += 1
+        return batch
+
+    def __len__(self):
+        return len(self.inner) + sum(len(messages) for messages in self._refused.values())
+
+    @property
+    def last_index(self):
+        return self.inner.last_index
+
+    @property
+    def last_records(self):
+        return self.inner.last_records
 
 
 class _StateOf:
@@ -599,7 +640,9 @@ class NativeLoader:
     on ``workers`` (None: a thread per core; "auto": tuned). ``rank``/``world_size`` default
     to torch.distributed's. ``last_batch``: "short", "drop" or "pad" (a ``valid`` mask).
     ``state_dict()``/``load_state_dict()`` resume mid-epoch. ``device="cuda"`` copies batches
-    ahead on a side stream. One thread at a time uses a Loader.
+    ahead on a side stream. One thread at a time uses a Loader. ``torchvision_steps``: the
+    data is a torchvision dataset's, whose Python steps run as in its ``__getitem__``
+    (_torchvision_samples.TorchvisionSteps).
 
     Every argument in full: docs/PYTHON-LOADER.md, "stoker.Loader's arguments in full".
     """
@@ -612,7 +655,7 @@ class NativeLoader:
                  batch_transform=None, python_input=None, ra_reps=1, python_workers=None,
                  python_parallel="processes", python_timeout=300, variable="list",
                  transcode_cache=False, pin_memory=False, order_of=None, num_workers=0,
-                 samples_per_record=1):
+                 samples_per_record=1, torchvision_steps=False):
         torch = _import_torch()
         self._torch = torch
         # str, bytes, os.PathLike (the name need not be UTF-8) or a source (stoker.ImageFolder,
@@ -718,7 +761,12 @@ class NativeLoader:
         self._python = _python_steps(torch, plan, seed, rank, on_error, python_input,
                                      python_workers, python_parallel, python_timeout, cuda,
                                      {n: "padded" if f == "nested" else f
-                                      for n, f in forms.items()}, batch_size, num_workers)
+                                      for n, f in forms.items()}, batch_size, num_workers,
+                                     step_inputs(transforms, plan.python, python_input)
+                                     if torchvision_steps else None)
+        # A torchvision dataset's Python steps give its own samples, listed for the loader to
+        # collate.
+        self.samples_to_collate = bool(torchvision_steps and plan.python)
         self._batch_plan = [] if batch_transform is None else \
             [(call_text(native_batch), "native") if native_batch else
              (step_name(batch_transform), "python")]
@@ -797,10 +845,13 @@ class NativeLoader:
             if self._order_of is None:
                 iteration = self._native.epoch(epoch)
             else:
-                indices, sizes = self._order_of.batches(epoch)
-                iteration = self._native.explicit_epoch(epoch, indices, sizes,
-                                                        self._native.state()[2],
+                indices, sizes, refused = self._order_of.batches(epoch)
+                start = self._native.state()[2]
+                iteration = self._native.explicit_epoch(epoch, indices, sizes, start,
                                                         repeats=self._order_of.repeats)
+                if refused:
+                    iteration = _RefusedBatches(iteration, refused, int(np.searchsorted(
+                        np.cumsum(sizes), start, side="right")))
             native = iteration
             source = self._native  # what says the state after each batch of `iteration`
             if self._python:

@@ -12,8 +12,9 @@ fields with Python steps are copied into an input buffer (a memfd, mapped by the
 every worker that reads it: no name in /dev/shm, so none can be left behind; one buffer a unit,
 holding each of its input fields' samples, each at its own shape where a field's size varies,
 the task saying where each sample's tensors lie), split into one chunk of samples per worker
-and unit, and each chunk's outputs (one tensor per output field a sample) are written by its
-worker into an output buffer of its own (a memfd it grows as needed and hands over once), from
+and unit, and each chunk's outputs (one tensor per output field a sample; an object that is
+not a plain tensor, a TorchvisionSteps' output, pickled) are written by its worker into an
+output buffer of its own (a memfd it grows as needed and hands over once), from
 which the loader copies them into the batch (stacked, or a list or padded for a joint
 transform's fields of varying size). ``window`` native batches are taken ahead of the one the
 consumer waits for, so the workers go on while it trains; batches come out in order.
@@ -46,7 +47,7 @@ from typing import Dict, List, Optional
 from stoker import _stoker
 from stoker._python_steps import (SampleError, assembled, batch_values, check_uniform,
                                   kept_samples, record_locator, sample_message, step_name)
-from stoker._python_worker import STATUS, Shared, worker_main
+from stoker._python_worker import PICKLED, STATUS, Shared, worker_main
 
 # The longest the loader blocks without looking at the clock (timeouts) and at Ctrl-C.
 _POLL_SECONDS = 0.1
@@ -500,6 +501,10 @@ class PythonPool:
         batch = task.batch
         unit = self._steps[task.field]
         for (field, form), (offset, shape, dtype) in zip(unit.outputs.items(), described):
+            if dtype == PICKLED:  # a list field's object (TorchvisionSteps')
+                batch.out[field][slot] = pickle.loads(
+                    output.bytes[offset:offset + shape[0]].numpy().tobytes())
+                continue
             dtype = getattr(torch, dtype)
             batch.described[field][slot] = (dtype, shape)
             if form != "stack":

@@ -16,7 +16,8 @@ convert a PIL image themselves (they hold a ToTensor, PILToTensor, ToImage or ti
 MaybeToTensor, as recipes written for PIL do) or with ``python_input="pil"``, that sample as a
 PIL image, so that those steps run as in the recipe (torchvision's PIL backend, timm's PIL-only
 RandAugment). The steps must end in a tensor (a PIL image at the end becomes uint8 [C, H, W]),
-of one shape and dtype across a batch (they are stacked).
+of one shape and dtype across a batch (they are stacked); a torchvision dataset's steps get
+and give what they would in its __getitem__ (_torchvision_samples.TorchvisionSteps).
 
 Random draws: before each sample, torch's, Python's ``random`` and numpy's global generators
 are seeded by sample_seed(loader seed, epoch, rank, position, slot), the position being the
@@ -219,12 +220,7 @@ class FieldSteps:
 
     def rest(self, torch, numpy, x, first: int, generator, where: tuple, on_step) -> tuple:
         """(x after steps[first:], a plain torch.Tensor), as run() gives it."""
-        for number in range(first, len(self.steps)):
-            step = self.steps[number]
-            if on_step is not None:
-                on_step(number)
-            kwargs = {"generator": generator} if self.generator[number] else {}
-            x = call_step(step, (x,), kwargs, where, self.seconds, number)
+        x = self.through(x, first, generator, where, on_step)
         if is_pil(x):
             x = from_pil(torch, numpy, x)
         if not isinstance(x, torch.Tensor):
@@ -232,6 +228,17 @@ class FieldSteps:
                 *where, f"the Python steps gave a {type(x).__name__}, not a torch.Tensor (last "
                 f"step {step_name(self.steps[-1])})"))
         return (plain_tensor(torch, x, where, self.steps),)
+
+    def through(self, x, first: int, generator, where: tuple, on_step):
+        """x after steps[first:], as run() calls them (SampleError naming the step that
+        raises)."""
+        for number in range(first, len(self.steps)):
+            step = self.steps[number]
+            if on_step is not None:
+                on_step(number)
+            kwargs = {"generator": generator} if self.generator[number] else {}
+            x = call_step(step, (x,), kwargs, where, self.seconds, number)
+        return x
 
 
 def padded(torch, values: list):

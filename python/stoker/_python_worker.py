@@ -23,8 +23,8 @@ import time
 from multiprocessing import reduction
 from typing import Dict, Optional
 
-from stoker._python_steps import (SampleError, _Seeded, gathered, sample_message, sample_seed,
-                                  step_name)
+from stoker._python_steps import (SampleError, _Seeded, error_text, gathered, sample_message,
+                                  sample_seed, step_name)
 
 
 # A worker's status block: the task, slot and step it runs, and when the sample started
@@ -139,9 +139,10 @@ def _run_task(torch, numpy, conn, units, seed, rank, limit, status, inputs, outp
             generators.seed(sample)
         where = (name, slot, index, epoch)
         try:
-            made = unit.run(torch, numpy, tuple(values), sample, where,
-                            lambda number, slot=slot: on_step(number, slot))
-            size = sum(y.nbytes for y in made)
+            made = [sendable(torch, y, where) for y in unit.run(
+                torch, numpy, tuple(values), sample, where,
+                lambda number, slot=slot: on_step(number, slot))]
+            size = sum(y.nbytes for y, _ in made)
             if size > limit:
                 raise SampleError(sample_message(
                     *where, f"the Python steps gave {size:,} bytes of outputs (last step "
@@ -156,18 +157,38 @@ def _run_task(torch, numpy, conn, units, seed, rank, limit, status, inputs, outp
             results.append((slot, None, str(e)))
             continue
         described = []
-        for y in made:
-            y = y.contiguous()
+        for y, kind in made:
             flat = y.reshape(-1).view(torch.uint8) if y.numel() else \
                 torch.empty(0, dtype=torch.uint8)
             end = offset + len(flat)
             output.bytes[offset:end].copy_(flat)
-            described.append((offset, tuple(y.shape), str(y.dtype).rsplit(".", 1)[-1]))
+            described.append((offset, tuple(y.shape), kind))
             offset = end
         results.append((slot, described, None))
     STATUS.pack_into(status.map, 0, 0, 0, 0, 0)
     conn.send(("done", task_id, time.perf_counter() - start, results,
                [now - then for now, then in zip(unit.seconds, before)]))
+
+
+# The dtype name of an output that is not a plain tensor (a TorchvisionSteps' list, dict,
+# str, ...): its bytes are the object pickled.
+PICKLED = "pickled"
+
+
+def sendable(torch, y, where: tuple) -> tuple:
+    """(a C-contiguous tensor of output `y`'s bytes, the name of the dtype the loader reads them
+    as): a plain dense tensor as itself; anything else pickled (PICKLED). SampleError naming
+    the sample (`where`) for an object that cannot be pickled."""
+    if type(y) is torch.Tensor and y.layout == torch.strided:
+        return y.contiguous(), str(y.dtype).rsplit(".", 1)[-1]
+    try:
+        data = pickle.dumps(y, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception as e:  # pickling runs the object's own code: anything may raise
+        raise SampleError(sample_message(
+            *where, f"the Python steps gave a {type(y).__name__} that cannot be sent from a "
+            f"worker process ({error_text(e)}): pass python_workers=0 to run the steps in "
+            "the loader's process")) from None
+    return torch.frombuffer(bytearray(data), dtype=torch.uint8), PICKLED
 
 
 def _grown(torch, conn, outputs, out_index, output, used, end, where) -> Shared:

@@ -99,9 +99,11 @@ class LoaderBatchSampler(_HeldByLoader, torch.utils.data.BatchSampler):
         return super().__len__() if self._grouped is None else len(self._grouped)
 
 
-def _indices_of(batch, number: int, size: int) -> list:
-    """The indices of batch `number` of a user's sampler as ints, each in [0, size), else
-    ValueError naming the batch and the index."""
+def _indices_of(batch, number: int, size: int) -> tuple:
+    """(the indices of batch `number` of a user's sampler as ints in [0, size), a negative
+    one counted from the end as a list's; or None and the IndexError message naming the batch,
+    the index and `size` where one lies outside); ValueError naming the batch for an index
+    that is not an int."""
     indices = []
     for index in batch:
         if isinstance(index, torch.Tensor):
@@ -109,11 +111,11 @@ def _indices_of(batch, number: int, size: int) -> list:
         if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
             raise ValueError(f"the sampler's batch {number} holds {index!r}, not an int: a "
                              "dataset stoker reads natively takes integer indices")
-        if not 0 <= index < size:
-            raise ValueError(f"the sampler's batch {number} holds index {index}, outside the "
-                             f"dataset's {size} samples")
-        indices.append(int(index))
-    return indices
+        if not -size <= index < size:
+            return None, (f"the sampler's batch {number} holds index {index}, outside the "
+                          f"dataset's {size} samples")
+        indices.append(int(index) % size)
+    return indices, None
 
 
 class ExplicitOrder:
@@ -123,7 +125,8 @@ class ExplicitOrder:
     DistributedSampler's ``set_epoch``); or, for a Subset of a dataset stoker reads natively
     without a sampler, stoker's own order over the Subset's positions. `subset`: the Subset's
     indices, which positions map to (None: the positions are the dataset's indices).
-    ``batches(epoch)`` gives (indices int64 [samples], sizes int64 [batches])."""
+    ``batches(epoch)`` gives (indices int64 [samples], sizes int64 [batches], the batches
+    refused for an index outside the dataset: sampled)."""
 
     repeats = True  # an index's k-th occurrence in an epoch draws its own augmentation
 
@@ -143,25 +146,37 @@ class ExplicitOrder:
 
     def positions(self, epoch: int):
         """(indices, sizes) of epoch `epoch` before the Subset's mapping: what a sampler over
-        the dataset given (the Subset) yields."""
+        the dataset given (the Subset) yields, its refused batches left out (sampled)."""
+        return self.sampled(epoch)[:2]
+
+    def sampled(self, epoch: int):
+        """(indices, sizes, refused) of epoch `epoch` before the Subset's mapping, where
+        `refused` is {number of a kept batch: [the IndexError message of each batch refused
+        right before it]} (the number of kept batches for those after the last): a batch
+        holding an index outside the dataset is refused, as DataLoader's fetch of it raises
+        while the batches around it come."""
         if self.batch_sampler is None:
             indices, sizes, _ = stoker_order(len(self.subset), self.options, epoch)
-            return indices, sizes
+            return indices, sizes, {}
         limit = self.size if self.subset is None else len(self.subset)
-        indices, sizes = [], []
+        indices, sizes, refused = [], [], {}
         for number, batch in enumerate(self.batch_sampler):
-            batch = _indices_of(batch, number, limit)
+            batch, outside = _indices_of(batch, number, limit)
+            if outside is not None:
+                refused.setdefault(len(sizes), []).append(outside)
+                continue
             if not batch:
                 raise ValueError(f"the batch sampler's batch {number} is empty")
             indices.extend(batch)
             sizes.append(len(batch))
-        return np.asarray(indices, dtype=np.int64), np.asarray(sizes, dtype=np.int64)
+        return np.asarray(indices, dtype=np.int64), np.asarray(sizes, dtype=np.int64), refused
 
     def batches(self, epoch: int):
-        indices, sizes = self.positions(epoch)
+        """(indices, sizes, refused) of epoch `epoch` (sampled's), the indices the dataset's."""
+        indices, sizes, refused = self.sampled(epoch)
         if self.subset is not None:
             indices = self.subset[indices]
-        return indices, sizes
+        return indices, sizes, refused
 
     def largest_batch(self) -> int:
         """The batch size the native buffers are made for: the loader's for its own order, the

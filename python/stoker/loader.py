@@ -262,7 +262,8 @@ class Loader:
                 native.source, batch_size=1 if batch_size is None else batch_size,
                 shuffle=bool(shuffle), drop_last=drop_last, transforms=native.transforms,
                 pin_memory=pin_memory, order_of=explicit, num_workers=num_workers,
-                samples_per_record=per_record, **settings["order"],
+                samples_per_record=per_record, torchvision_steps=native.torchvision_steps,
+                **settings["order"],
                 **settings["batches"], **feed, **settings["storage"])
             self._notes = native.notes
         else:
@@ -279,8 +280,11 @@ class Loader:
         if isinstance(dataset, _Source):
             dataset._view = self._engine.dataset  # opened with the loader's storage settings
         self._unbatched = batch_size is None and native is not None  # else DataLoader's own
-        self._collate = native is not None and (
-            splits_batches(torch, collate_fn) or (self._form is not None and not self._unbatched))
+        # Samples of the dataset's own (a torchvision dataset's Python steps') are collated as
+        # DataLoader collates them.
+        own = getattr(self._engine, "samples_to_collate", False)
+        self._collate = native is not None and (splits_batches(torch, collate_fn) or (
+            (own or self._form is not None and native.collated) and not self._unbatched))
         if self._collate and collate_fn is None:  # the form's samples, as DataLoader collates
             self._collate_fn = torch.utils.data.default_collate
         else:

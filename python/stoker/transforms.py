@@ -776,6 +776,13 @@ _TO_TENSOR = {"PILToTensor", "ToImage", "ToTensor", "ConvertImageDtype", "MaybeT
 _BACKEND_WORDS = {"pil": "a PIL image", "tensor": "a uint8 tensor"}
 
 
+def converts_to_tensor(steps: list) -> bool:
+    """Whether one of `steps` (torchvision's, timm's or stoker's) makes a tensor of a PIL
+    image: in torchvision the steps after it get tensors."""
+    return any(type(step).__name__ in _TO_TENSOR or isinstance(step, (ToTensor, PILToTensor))
+               for step in steps)
+
+
 def _backends(step) -> set:
     """The torchvision backends native pixel operation `step` equals ({"pil"}, {"tensor"}, both,
     or none: a combinator of operations of each), from the registry's "backend" (a call's own
@@ -965,7 +972,7 @@ def _split(field: str, originals: list, python: Optional[list], native: int) -> 
                 raise _NotInPython(f"field '{field}': {what} cannot {after}; {hint}")
             python.append(original)
             continue
-        if type(original).__name__ in _TO_TENSOR or isinstance(original, (ToTensor, PILToTensor)):
+        if converts_to_tensor([original]):
             backend = "tensor"  # from this step on (a conversion, no pixels of its own to check)
         try:
             t = _stoker_transform(original)

@@ -66,6 +66,8 @@ def same(a, b):
         assert a.dtype == b.dtype and torch.equal(a, b)
         assert (getattr(a, "format", None), getattr(a, "canvas_size", None)) == \
             (getattr(b, "format", None), getattr(b, "canvas_size", None))
+    elif isinstance(a, np.ndarray):
+        assert a.dtype == b.dtype and np.array_equal(a, b)
     elif isinstance(a, dict):
         assert list(a) == list(b)
         for k in a:
@@ -428,6 +430,91 @@ def test_batch_size_none_on_native_data_yields_samples(labelled):
     assert image.shape == (1, 4, 4) and int(label) == 0
 
 
+def as_pixels(sample):
+    """A sample with a PIL image as (its mode, its pixels as a tensor), for same()."""
+    return tuple((value.mode, torch.from_numpy(np.asarray(value).copy()))
+                 if type(value).__module__.startswith("PIL.") else value for value in sample)
+
+
+def test_samples_a_user_takes_are_the_torchvision_datasets_own(folder):
+    """Where a user's code takes samples of a torchvision ImageFolder read natively
+    (batch_size=None, a collate_fn), they are its __getitem__'s: the label a Python int, the
+    image a PIL image where the dataset has no transform."""
+    datasets = pytest.importorskip("torchvision.datasets")
+    import PIL.Image
+    import torchvision.transforms as T
+
+    recipe = T.Compose([T.Resize((8, 8)), T.ToTensor()])
+    for transform in (recipe, None):
+        dataset = datasets.ImageFolder(folder, transform=transform)
+        kinds = (torch.Tensor if transform else PIL.Image.Image, int)
+        for options in (dict(batch_size=None), dict(batch_size=4, collate_fn=list)):
+            def samples(loader):
+                return list(loader) if options["batch_size"] is None else \
+                    [sample for batch in loader for sample in batch]
+
+            ours = samples(stoker.Loader(dataset, **options))
+            theirs = samples(DataLoader(dataset, **options))
+            assert len(ours) == len(theirs) == len(dataset)
+            for a, b in zip(ours, theirs):
+                assert isinstance(a[0], kinds[0]) and type(a[1]) is kinds[1]
+                same(as_pixels(a), as_pixels(b))
+
+
+class TwoCrops:
+    """MoCo's TwoCropsTransform (moco/loader.py): two views of one image, a list."""
+
+    def __init__(self, base):
+        self.base = base
+
+    def __call__(self, x):
+        return [self.base(x), self.base(x)]
+
+
+class Rotated:
+    """A user's transform on the PIL API, then to_tensor."""
+
+    def __call__(self, image):
+        import torchvision.transforms.functional as F
+        return F.to_tensor(image.rotate(10))
+
+
+def test_untranslated_steps_of_a_torchvision_dataset_run_as_in_its_getitem(folder):
+    """A torchvision ImageFolder whose transform stoker cannot translate: the untranslated
+    steps get what torchvision gives them (a PIL image until a step makes a tensor of it, the
+    label an int) and may give anything; the batches are DataLoader's, default_collate's of
+    them (or what a collate_fn makes of the samples), with Python workers too."""
+    datasets = pytest.importorskip("torchvision.datasets")
+    import torchvision.transforms as T
+
+    crop = [T.Resize(16), T.CenterCrop(16)]  # native, on torchvision's PIL backend
+    cases = {  # {name: (transform, target_transform, picklable)}
+        "two views": (TwoCrops(T.Compose(crop + [T.ToTensor()])), None, True),
+        "PIL API after a native crop": (T.Compose(crop + [Rotated()]), None, True),
+        "numpy": (T.Compose(crop + [np.asarray]), None, True),
+        "dict after a tensor": (T.Compose(crop + [T.PILToTensor(), lambda x: {"pix": x}]),
+                                None, False),
+        "float label": (T.Compose(crop + [T.PILToTensor()]), float, True),
+        "str label": (T.Compose(crop + [T.PILToTensor()]), lambda y: f"class{y}", False),
+    }
+    runs = [dict(batch_size=4), dict(batch_size=None), dict(batch_size=4, collate_fn=list)]
+    for name, (transform, target_transform, picklable) in cases.items():
+        dataset = datasets.ImageFolder(folder, transform, target_transform)
+        for options in runs + [dict(batch_size=4, num_workers=2)] * picklable:
+            loader = stoker.Loader(dataset, **options)
+            assert "read natively" in loader.plan["notes"]["dataset"][0], name
+            if name != "two views":  # the crop natively, what follows in Python
+                assert [where for _, where in loader.plan["image"]][0] == "native", name
+            batches = list(loader)
+            assert len(batches) == len(loader), name
+            for ours, theirs in zip(batches, DataLoader(dataset, **options), strict=True):
+                same(ours, theirs)
+    native = stoker.Loader(datasets.ImageFolder(folder, T.Compose(crop + [T.ToTensor()])),
+                           batch_size=4)
+    assert all(where == "native" for _, where in native.plan["image"])
+    assert "collate_fn" not in native.plan  # the native batch as it is built
+
+
 def test_native_len_and_sampler_are_dataloaders(labelled):
     loader = stoker.Loader(labelled, batch_size=10, shuffle=True)
     assert len(loader) == -(-RECORDS // 10)
@@ -502,10 +589,41 @@ def test_a_batch_sampler_over_native_data_gives_its_batches(labelled):
     assert loader.batch_sampler is batches and loader.batch_size is None
 
 
-def test_a_sampler_index_out_of_range_on_native_data_is_named(labelled):
-    with pytest.raises(ValueError, match=f"the sampler's batch 1 holds index {RECORDS}, outside "
-                                         f"the dataset's {RECORDS} samples"):
-        list(stoker.Loader(labelled, batch_size=2, sampler=[0, 1, RECORDS]))
+def outcomes(loader, most=8):
+    """What a skip-bad-batch loop sees: each batch's labels, or the exception's type name."""
+    iterator, seen = iter(loader), []
+    while len(seen) < most:
+        try:
+            seen.append(next(iterator)[1].tolist())
+        except StopIteration:
+            break
+        except Exception as e:  # noqa: BLE001 (the loop's own)
+            seen.append(type(e).__name__)
+    return seen
+
+
+def test_a_sampler_index_out_of_range_on_native_data_fails_its_batch_alone(folder):
+    """As DataLoader over torchvision's ImageFolder: the batches around it come, the bad one
+    raises IndexError (one line naming the index and the dataset's length), and a negative
+    index counts from the end, as a list's."""
+    datasets = pytest.importorskip("torchvision.datasets")
+    import torchvision.transforms as T
+
+    dataset = datasets.ImageFolder(folder, transform=T.Compose([T.Resize((8, 8)),
+                                                                T.ToTensor()]))
+    sampler = [0, 1, 2, 3, 50, 5, 6, -1, 8, 9, 99]
+    want = outcomes(DataLoader(dataset, batch_size=3, sampler=sampler))
+    assert want == [[0, 0, 0], "IndexError", [0, 2, 1], "IndexError"]
+    assert outcomes(stoker.Loader(dataset, batch_size=3, sampler=sampler)) == want
+    with pytest.raises(IndexError, match=r"^the sampler's batch 1 holds index 50, outside the "
+                                         r"dataset's 23 samples$"):
+        list(stoker.Loader(dataset, batch_size=3, sampler=sampler))
+    # Resumed after the first batch: the bad one comes next, then the rest.
+    first = stoker.Loader(dataset, batch_size=3, sampler=sampler)
+    next(iter(first))
+    second = stoker.Loader(dataset, batch_size=3, sampler=sampler)
+    second.load_state_dict(first.state_dict())
+    assert outcomes(second) == want[1:]
 
 
 def test_resume_with_a_sampler_over_native_data(labelled):
