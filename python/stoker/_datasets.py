@@ -21,6 +21,7 @@ from stoker._torchvision_samples import classification_form
 from stoker._torchvision_voc import voc_dataset
 from stoker._webdataset_pipeline import recognised_webdataset
 from stoker.sources import Dataset, ImageFolder, _Source
+from stoker.transforms import _flatten, plan_fields
 
 
 def _torchvision_image_folder(dataset) -> Optional[NativeDataset]:
@@ -42,10 +43,28 @@ def _torchvision_image_folder(dataset) -> Optional[NativeDataset]:
         return None
     if not same:
         return None
+    if _nothing_native(own.transforms, own.fields, dataset.transform):
+        return NativeDataset(None, notes={"dataset": [
+            f"torchvision's ImageFolder({dataset.root!r}) runs its own __getitem__: its "
+            f"transform starts with {type(_flatten(dataset.transform)[0]).__name__}, which "
+            f"stoker cannot run natively, so none of it would (and images of any size load)"]})
     return NativeDataset(own, own.transforms, {"dataset": [
         f"torchvision's ImageFolder({dataset.root!r}) is read natively: the same files, "
         "classes and order"]}, form=classification_form(dataset), collated=False,
         torchvision_steps=True)
+
+
+def _nothing_native(transforms, schema, transform) -> bool:
+    """Whether none of a torchvision dataset's `transform` (given) would run natively: its
+    first step is one stoker cannot translate, so its own __getitem__ does all of it as well,
+    with no bound on the images' size (a native decode's buffers need one)."""
+    if transform is None:
+        return False
+    try:
+        python = plan_fields(transforms, schema).python.get("image", [])
+    except ValueError:  # the loader says it in one line
+        return False
+    return len(python) == len(_flatten(transform))
 
 
 def arrays_cache_root() -> str:

@@ -502,8 +502,10 @@ def test_untranslated_steps_of_a_torchvision_dataset_run_as_in_its_getitem(folde
         dataset = datasets.ImageFolder(folder, transform, target_transform)
         for options in runs + [dict(batch_size=4, num_workers=2)] * picklable:
             loader = stoker.Loader(dataset, **options)
-            assert "read natively" in loader.plan["notes"]["dataset"][0], name
-            if name != "two views":  # the crop natively, what follows in Python
+            if name == "two views":  # none of it native: the dataset's own __getitem__
+                assert "runs its own __getitem__" in loader.plan["notes"]["dataset"][0]
+            else:  # the crop natively, what follows in Python
+                assert "read natively" in loader.plan["notes"]["dataset"][0], name
                 assert [where for _, where in loader.plan["image"]][0] == "native", name
             batches = list(loader)
             assert len(batches) == len(loader), name
@@ -513,6 +515,23 @@ def test_untranslated_steps_of_a_torchvision_dataset_run_as_in_its_getitem(folde
                            batch_size=4)
     assert all(where == "native" for _, where in native.plan["image"])
     assert "collate_fn" not in native.plan  # the native batch as it is built
+
+
+def test_a_torchvision_transform_none_of_which_is_native_takes_images_of_any_size(tmp_path):
+    # MoCo's loader: two views of ImageNet's images, some far over a native decode's bound.
+    datasets = pytest.importorskip("torchvision.datasets")
+    import torchvision.transforms as T
+    from PIL import Image
+
+    for k, size in enumerate([(1500, 1100), (300, 200)]):
+        (tmp_path / "c").mkdir(exist_ok=True)
+        Image.new("RGB", size, (k * 90, 40, 200)).save(tmp_path / "c" / f"{k}.jpg")
+    dataset = datasets.ImageFolder(tmp_path, TwoCrops(T.Compose([T.Resize(16),
+                                                                  T.CenterCrop(16),
+                                                                  T.ToTensor()])))
+    for ours, theirs in zip(stoker.Loader(dataset, batch_size=2),
+                            DataLoader(dataset, batch_size=2), strict=True):
+        same(ours, theirs)
 
 
 def test_native_len_and_sampler_are_dataloaders(labelled):
