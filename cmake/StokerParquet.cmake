@@ -26,6 +26,17 @@ set(STOKER_WITH_PARQUET ${STOKER_PARQUET_DEFAULT} CACHE STRING
   "Read Parquet files in place (Arrow's C++ reader, from pyarrow): AUTO, ON or OFF")
 set(STOKER_PYARROW_VERSION 26.0.1)  # scripts/requirements.txt and pyproject.toml pin it too
 
+# In stoker_find_parquet: Parquet cannot be built, for the reason (and remedy) `why...`: off,
+# said in one line, where AUTO; else a stop saying it.
+macro(stoker_without_parquet)
+  string(CONCAT _stoker_why ${ARGN})
+  if(mode STREQUAL "AUTO")
+    message(STATUS "Parquet: off (${_stoker_why})")
+    return()
+  endif()
+  message(FATAL_ERROR " stoker: ${_stoker_why}, or build with -DSTOKER_WITH_PARQUET=OFF")
+endmacro()
+
 function(stoker_find_parquet)
   set(STOKER_PARQUET OFF PARENT_SCOPE)
   string(TOUPPER "${STOKER_WITH_PARQUET}" mode)
@@ -33,13 +44,8 @@ function(stoker_find_parquet)
     return()
   endif()
   if(STOKER_OLD_ABI)
-    set(why "torch ${STOKER_TORCH_VERSION} has libstdc++'s pre-C++11 ABI, pyarrow's libraries the C++11 one")
-    if(mode STREQUAL "AUTO")
-      message(STATUS "Parquet: off (${why})")
-      return()
-    endif()
-    message(FATAL_ERROR " stoker: Parquet needs the C++11 ABI: ${why}; build with "
-      "-DSTOKER_WITH_PARQUET=OFF, or against torch >= 2.6")
+    stoker_without_parquet("torch ${STOKER_TORCH_VERSION} has libstdc++'s pre-C++11 ABI, "
+      "pyarrow's libraries the C++11 one: build against torch >= 2.6")
   endif()
   set(python "${STOKER_PYTHON}")
   if(Python_EXECUTABLE)
@@ -52,13 +58,8 @@ print(pyarrow.get_include())
 print(pyarrow.get_library_dirs()[0])"
     OUTPUT_VARIABLE out ERROR_QUIET RESULT_VARIABLE rc OUTPUT_STRIP_TRAILING_WHITESPACE)
   if(NOT rc EQUAL 0)
-    set(missing "'${python}' cannot import pyarrow, whose Arrow C++ libraries read Parquet")
-    if(mode STREQUAL "AUTO")
-      message(STATUS "Parquet: off (${missing}: pip install pyarrow==${STOKER_PYARROW_VERSION})")
-      return()
-    endif()
-    message(FATAL_ERROR " stoker: ${missing}: pip install pyarrow==${STOKER_PYARROW_VERSION}, "
-      "or build with -DSTOKER_WITH_PARQUET=OFF")
+    stoker_without_parquet("'${python}' cannot import pyarrow, whose Arrow C++ libraries read "
+      "Parquet: pip install pyarrow==${STOKER_PYARROW_VERSION}")
   endif()
   string(REPLACE "\n" ";" lines "${out}")
   list(GET lines 0 version)
