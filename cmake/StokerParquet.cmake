@@ -26,16 +26,7 @@ set(STOKER_WITH_PARQUET ${STOKER_PARQUET_DEFAULT} CACHE STRING
   "Read Parquet files in place (Arrow's C++ reader, from pyarrow): AUTO, ON or OFF")
 set(STOKER_PYARROW_VERSION 26.0.1)  # scripts/requirements.txt and pyproject.toml pin it too
 
-# In stoker_find_parquet: Parquet cannot be built, for the reason (and remedy) `why...`: off,
-# said in one line, where AUTO; else a stop saying it.
-macro(stoker_without_parquet)
-  string(CONCAT _stoker_why ${ARGN})
-  if(mode STREQUAL "AUTO")
-    message(STATUS "Parquet: off (${_stoker_why})")
-    return()
-  endif()
-  message(FATAL_ERROR " stoker: ${_stoker_why}, or build with -DSTOKER_WITH_PARQUET=OFF")
-endmacro()
+include(${CMAKE_CURRENT_LIST_DIR}/StokerOptional.cmake)
 
 function(stoker_find_parquet)
   set(STOKER_PARQUET OFF PARENT_SCOPE)
@@ -44,7 +35,7 @@ function(stoker_find_parquet)
     return()
   endif()
   if(STOKER_OLD_ABI)
-    stoker_without_parquet("torch ${STOKER_TORCH_VERSION} has libstdc++'s pre-C++11 ABI, "
+    stoker_feature_unavailable(Parquet STOKER_WITH_PARQUET "torch ${STOKER_TORCH_VERSION} has libstdc++'s pre-C++11 ABI, "
       "pyarrow's libraries the C++11 one: build against torch >= 2.6")
   endif()
   set(python "${STOKER_PYTHON}")
@@ -58,7 +49,7 @@ print(pyarrow.get_include())
 print(pyarrow.get_library_dirs()[0])"
     OUTPUT_VARIABLE out ERROR_QUIET RESULT_VARIABLE rc OUTPUT_STRIP_TRAILING_WHITESPACE)
   if(NOT rc EQUAL 0)
-    stoker_without_parquet("'${python}' cannot import pyarrow, whose Arrow C++ libraries read "
+    stoker_feature_unavailable(Parquet STOKER_WITH_PARQUET "'${python}' cannot import pyarrow, whose Arrow C++ libraries read "
       "Parquet: pip install pyarrow==${STOKER_PYARROW_VERSION}")
   endif()
   string(REPLACE "\n" ";" lines "${out}")

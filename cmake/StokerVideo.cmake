@@ -42,6 +42,8 @@ function(stoker_static_ffmpeg)
   message(STATUS "Video: FFmpeg static, from ${prefix}")
 endfunction()
 
+include(${CMAKE_CURRENT_LIST_DIR}/StokerOptional.cmake)
+
 function(stoker_find_video)
   set(STOKER_VIDEO OFF PARENT_SCOPE)
   set(STOKER_FFMPEG_LIBRARIES "" CACHE INTERNAL "")
@@ -67,14 +69,9 @@ function(stoker_find_video)
     list(TRANSFORM missing APPEND -dev OUTPUT_VARIABLE packages)
     string(REPLACE ";" " " packages "${packages}")
     string(REPLACE ";" ", " missing "${missing}")
-    set(why "no ${STOKER_FFMPEG_PREFIX} (scripts/build_ffmpeg.sh) and pkg-config finds no "
-      "${missing} (FFmpeg's): apt-get install ${packages}")
-    string(CONCAT why ${why})
-    if(mode STREQUAL "AUTO")
-      message(STATUS "Video: off (${why}; then configure again)")
-      return()
-    endif()
-    message(FATAL_ERROR " stoker: ${why}, or build with -DSTOKER_WITH_VIDEO=OFF")
+    stoker_feature_unavailable(Video STOKER_WITH_VIDEO "no ${STOKER_FFMPEG_PREFIX} "
+      "(scripts/build_ffmpeg.sh) and pkg-config finds no ${missing} (FFmpeg's): apt-get "
+      "install ${packages}, then configure again")
   endif()
   add_library(StokerFFmpeg::libav INTERFACE IMPORTED GLOBAL)
   set_target_properties(StokerFFmpeg::libav PROPERTIES INTERFACE_LINK_LIBRARIES PkgConfig::LIBAV)
