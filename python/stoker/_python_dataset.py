@@ -28,6 +28,7 @@ import numpy as np
 from stoker._native_loader import _distributed_defaults, _import_torch, _last_batch
 from stoker._python_steps import sample_seed
 from stoker._sample_failures import Failure
+from stoker._state_shaping import SHUFFLE, check_shuffle
 from stoker._stoker_order import stoker_order
 from stoker._python_steps import _Seeded as GlobalGenerators
 
@@ -403,7 +404,7 @@ class PythonDatasetLoader:
                 "order": "stoker" if self._user_batches is None and not self._iterable
                 else "sampler",
                 "samples": self._length(),
-                "dataset": type(self._dataset).__qualname__}
+                "dataset": type(self._dataset).__qualname__, SHUFFLE: self._options["shuffle"]}
 
     def load_state_dict(self, state: dict) -> None:
         if not isinstance(state, dict) or state.get("format") != _STATE_FORMAT:
@@ -416,6 +417,7 @@ class PythonDatasetLoader:
         if state["seed"] != self._options["seed"]:
             raise ValueError(f"state_dict['seed'] is {state['seed']}; this loader's seed is "
                              f"{self._options['seed']}")
+        check_shuffle(state, self._options["shuffle"])
         if state.get("dataset") != type(self._dataset).__qualname__ or \
                 state.get("samples") != self._length():
             raise ValueError(f"the state_dict is of a {state.get('dataset')} of "

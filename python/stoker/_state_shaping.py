@@ -16,10 +16,7 @@ def shaping_entries(shuffle: bool, source) -> dict:
 def check_shaping(state: dict, shuffle: bool, source) -> None:
     """ValueError in one line naming ``shuffle`` or the first source parameter where `state`
     differs from a loader of `shuffle` over `source`; a key the state lacks is not checked."""
-    saved = state.get(SHUFFLE, shuffle)
-    if not isinstance(saved, bool) or saved != shuffle:
-        raise ValueError(f"state_dict[{SHUFFLE!r}] is {saved!r}; this loader's shuffle is "
-                         f"{bool(shuffle)!r} (its position counts in that order)")
+    check_shuffle(state, shuffle)
     if SOURCE not in state:
         return
     saved, mine = state[SOURCE], source._shaping()
@@ -32,6 +29,14 @@ def check_shaping(state: dict, shuffle: bool, source) -> None:
     for i, (part, theirs, ours) in enumerate(zip(source.sources, saved, mine)):
         _check_parameters(theirs, ours, f"state_dict[{SOURCE!r}][{i}]",
                           f"this loader's source {i}, {part!r},")
+
+
+def check_shuffle(state: dict, shuffle: bool) -> None:
+    """ValueError in one line where `state` is of the other ``shuffle`` (none: not checked)."""
+    saved = state.get(SHUFFLE, shuffle)
+    if not isinstance(saved, bool) or saved != shuffle:
+        raise ValueError(f"state_dict[{SHUFFLE!r}] is {saved!r}; this loader's shuffle is "
+                         f"{bool(shuffle)!r} (its position counts in that order)")
 
 
 def _check_parameters(saved, mine: dict, where: str, whose: str) -> None:

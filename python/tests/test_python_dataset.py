@@ -187,3 +187,18 @@ def test_an_endless_sampler_is_drawn_as_dataloader_draws_it(num_workers):
     assert drawn < 100  # drawn as the batches are asked for, not the whole epoch first
     with pytest.raises(TypeError):
         len(stoker.Loader(Numbers(10), batch_size=4, sampler=Endless(10)))
+
+
+def test_a_state_of_the_other_shuffle_is_refused_naming_it():
+    shuffled = stoker.Loader(Numbers(10), batch_size=2, shuffle=True)
+    iterator = iter(shuffled)
+    next(iterator)
+    state = shuffled.state_dict()
+    plain = stoker.Loader(Numbers(10), batch_size=2, shuffle=False)
+    with pytest.raises(ValueError, match="state_dict\\['shuffle'\\] is True; this loader's "
+                                         "shuffle is False"):
+        plain.load_state_dict(state)
+    assert [b.tolist() for b in plain][0] == [0, 1]  # usable after the refusal
+    again = stoker.Loader(Numbers(10), batch_size=2, shuffle=True)
+    again.load_state_dict(state)
+    assert sum(len(b) for b in again) == 8  # the epoch's rest
