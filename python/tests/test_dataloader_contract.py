@@ -444,7 +444,7 @@ def test_samples_a_user_takes_are_the_torchvision_datasets_own(folder):
     import PIL.Image
     import torchvision.transforms as T
 
-    recipe = T.Compose([T.Resize((8, 8)), T.ToTensor()])
+    recipe = T.Compose([T.Resize(8), T.CenterCrop(8), T.PILToTensor()])  # native, exact
     for transform in (recipe, None):
         dataset = datasets.ImageFolder(folder, transform=transform)
         kinds = (torch.Tensor if transform else PIL.Image.Image, int)
@@ -453,7 +453,9 @@ def test_samples_a_user_takes_are_the_torchvision_datasets_own(folder):
                 return list(loader) if options["batch_size"] is None else \
                     [sample for batch in loader for sample in batch]
 
-            ours = samples(stoker.Loader(dataset, **options))
+            loader = stoker.Loader(dataset, **options)
+            assert "read natively" in loader.plan["notes"]["dataset"][0]
+            ours = samples(loader)
             theirs = samples(DataLoader(dataset, **options))
             assert len(ours) == len(theirs) == len(dataset)
             for a, b in zip(ours, theirs):
@@ -628,12 +630,14 @@ def test_a_sampler_index_out_of_range_on_native_data_fails_its_batch_alone(folde
     datasets = pytest.importorskip("torchvision.datasets")
     import torchvision.transforms as T
 
-    dataset = datasets.ImageFolder(folder, transform=T.Compose([T.Resize((8, 8)),
+    dataset = datasets.ImageFolder(folder, transform=T.Compose([T.Resize(8), T.CenterCrop(8),
                                                                 T.ToTensor()]))
     sampler = [0, 1, 2, 3, 50, 5, 6, -1, 8, 9, 99]
     want = outcomes(DataLoader(dataset, batch_size=3, sampler=sampler))
     assert want == [[0, 0, 0], "IndexError", [0, 2, 1], "IndexError"]
-    assert outcomes(stoker.Loader(dataset, batch_size=3, sampler=sampler)) == want
+    loader = stoker.Loader(dataset, batch_size=3, sampler=sampler)
+    assert all(where == "native" for _, where in loader.plan["image"])
+    assert outcomes(loader) == want
     with pytest.raises(IndexError, match=r"^the sampler's batch 1 holds index 50, outside the "
                                          r"dataset's 23 samples$"):
         list(stoker.Loader(dataset, batch_size=3, sampler=sampler))
