@@ -210,6 +210,9 @@ class Loader:
             warnings.warn("'pin_memory' argument is set as true but no accelerator is found, "
                           "then device pinned memory won't be used.", stacklevel=2)
             pin_memory = False
+        if generator is not None and not isinstance(generator, torch.Generator):
+            raise TypeError(f"generator must be a torch.Generator, not "
+                            f"{type(generator).__name__}")  # DataLoader's fails at iteration
         seed = settings["order"]["seed"]
         if seed is None:
             seed = generator.initial_seed() if generator is not None else 0

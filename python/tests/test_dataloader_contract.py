@@ -133,6 +133,13 @@ def test_bad_arguments_raise_dataloaders_error(arguments):
     assert str(ours.value) == str(theirs.value)
 
 
+def test_a_generator_that_is_not_one_is_a_type_error_naming_it():
+    with pytest.raises(TypeError):  # DataLoader's, at its first iteration
+        next(iter(DataLoader(Squares(), generator=5)))
+    with pytest.raises(TypeError, match="^generator must be a torch.Generator, not int$"):
+        stoker.Loader(Squares(), generator=5)
+
+
 def test_an_iterable_dataset_refuses_shuffle_as_dataloader_does():
     with pytest.raises(ValueError) as theirs:
         DataLoader(Stream(), shuffle=True)
