@@ -527,6 +527,11 @@ class Mixture(_Source):
             if part.transforms and transforms is not None:
                 raise ValueError(f"Mixture: source {i} ({part!r}) has transforms, and so has "
                                  f"the Mixture: give each source its own, or the Mixture all")
+        forms = sorted({repr(s.return_cu_seqlens) for s in self.sources
+                        if getattr(s, "return_cu_seqlens", False)})
+        if len(forms) > 1:  # a batch holds the field in one form
+            raise ValueError(f"Mixture: the sources give cu_seqlens as {' and '.join(forms)} "
+                             f"(return_cu_seqlens): give them one form")
         self.weights = [1.0] * len(self.sources) if weights is None else _weights(weights)
         self.samples_per_epoch = samples_per_epoch
         self.until = until

@@ -116,3 +116,11 @@ def test_max_seqlen_goes_to_a_device_as_the_int_it_is():
     moved = {name: _to_device(value, torch.device("cpu")) for name, value in batch.items()}
     assert moved["max_seqlen"] == 5 and type(moved["max_seqlen"]) is int
     assert [t.dtype for t in _tensors(moved)] == [torch.int32]
+
+
+def test_a_mixture_of_both_forms_of_cu_seqlens_is_refused_in_one_line(docs):
+    # A batch holds the field in one form: each sample's (int64) or the batch's (int32).
+    with pytest.raises(ValueError, match=r"^Mixture: the sources give cu_seqlens as 'batch' "
+                                         r"and True \(return_cu_seqlens\): give them one form$"):
+        stoker.Mixture([source(docs, True), source(docs, "batch")])
+    stoker.Mixture([source(docs, "batch"), source(docs, "batch"), source(docs, False)])
