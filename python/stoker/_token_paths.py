@@ -68,7 +68,7 @@ def _check_raw(path: str) -> None:
                          f"write the ids (np.array(ids, np.uint16).tofile('train.bin'))")
     try:
         with open(path, "rb") as f:
-            head = f.read(8)
+            head = f.read(12)
     except OSError:
         return  # the native source says why it cannot be read
     if head.startswith(b"\x93NUMPY"):
@@ -77,8 +77,11 @@ def _check_raw(path: str) -> None:
     if head.startswith(b"PK\x03\x04"):
         raise ValueError(f"{path}: a zip archive (an .npz?), not token ids: save the array "
                          f"with np.save as a .npy")
-    dtype = _LLMC_MAGIC.get(int.from_bytes(head[:4], "little")) if len(head) >= 4 else None
-    if dtype:
+    dtype = _LLMC_MAGIC.get(int.from_bytes(head[:4], "little")) if len(head) == 12 else None
+    # An llm.c shard's header: the magic, a version, its token count, which with the header
+    # makes the file's size (so a token file starting with those two ids is not taken for one).
+    if dtype and os.path.getsize(path) == _LLMC_HEADER + int.from_bytes(head[8:12], "little") * (
+            2 if dtype == "uint16" else 4):
         raise ValueError(f"{path}: an llm.c shard (a {_LLMC_HEADER}-byte header, magic "
                          f"{int.from_bytes(head[:4], 'little')}), which Tokens does not read: "
                          f"save its tokens as a .npy (np.fromfile(path, np.{dtype}, "

@@ -320,3 +320,8 @@ def test_files_plainly_not_raw_tokens_are_one_line_naming_what_they_look_like(tm
                                                 np.uint16, offset=1024))
     assert [int(x[0]) for x, _ in loaded(stoker.Tokens(tmp_path / "shard.npy", seq_len=8))] == \
         [int(t) for t in tokens[:96:8]]
+    # Token ids that happen to spell the magic, in a file of no llm.c header's size: tokens.
+    ids = np.concatenate([np.array([20240520 & 0xFFFF, 20240520 >> 16], np.uint16), tokens])
+    ids.tofile(tmp_path / "ids.bin")
+    assert [int(x[0]) for x, _ in loaded(stoker.Tokens(tmp_path / "ids.bin", seq_len=8))] == \
+        [int(t) for t in ids[:96:8]]
