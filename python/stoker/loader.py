@@ -288,10 +288,6 @@ class Loader:
         own = getattr(self._engine, "samples_to_collate", False)
         self._collate = native is not None and (splits_batches(torch, collate_fn) or (
             (own or self._form is not None and native.collated) and not self._unbatched))
-        if self._collate and collate_fn is None:  # the form's samples, as DataLoader collates
-            self._collate_fn = torch.utils.data.default_collate
-        else:
-            self._collate_fn = collate_fn
         if groups is not None:
             explicit.groups()  # read now: a dataset without sizes fails here, in one line
         self._user_order = batch_sampler if batch_sampler is not None else sampler
@@ -338,7 +334,7 @@ class Loader:
         """`iteration` as the loop sees it: each batch through collate_fn, or one sample at a
         time for batch_size=None."""
         if self._collate:
-            iteration = Collated(iteration, self._collate_fn, self._form)
+            iteration = Collated(iteration, self.collate_fn, self._form)
         if self._unbatched:
             iteration = Unbatched(iteration, _import_torch().utils.data.default_convert, self._form)
         return iteration
@@ -379,7 +375,7 @@ class Loader:
         if not notes:
             del plan["notes"]
         if self._collate:
-            plan["collate_fn"] = [(getattr(self._collate_fn, "__name__", "collate_fn"), "python")]
+            plan["collate_fn"] = [(getattr(self.collate_fn, "__name__", "collate_fn"), "python")]
         return plan
 
     @property

@@ -451,7 +451,7 @@ class Tokens(_Source):
                 "column": self.column}
 
     def _shaping(self) -> dict:
-        shaping = dict(super()._shaping(), eos_id=self.eos_id)
+        shaping = super()._shaping()
         if self.packing == "none":  # fixed windows, whatever the documents and bins
             del shaping["eos_id"], shaping["packing_bins"]
         return shaping

@@ -26,7 +26,8 @@ namespace {
 // n samples apportioned by `quotas` (summing to n: each part's exact samples, which may be under
 // 0 by less than a sample where earlier pieces gave the part more than its share): floor(quota)
 // each, none under 0; then while under n one more each to the largest remainders (quota -
-// count), while over n one fewer each from the smallest, none under 0; ties to the lower part.
+// count), while over n one fewer each from the smallest, none under 0 (ties: one more to the
+// lower part, one fewer from the higher).
 // Quotas of n x share: n's largest-remainder apportionment.
 std::vector<int64_t> apportioned(int64_t n, const std::vector<double>& quotas) {
   std::vector<int64_t> counts(quotas.size());
