@@ -16,6 +16,8 @@ torch's values) run in Python on the native clip tensor where Python steps are a
 it is a ValueError naming it."""
 from typing import List
 
+from stoker._float_pixels import unit_scale
+
 _ORDER = ["Resize", "Crop", "RandomHorizontalFlip", "ToFloat", "Normalize"]
 # The steps that draw: once per Video in v2, once per clip in DecodeClip(draws="clip").
 _DRAWN = ("RandomCrop", "RandomResizedCrop", "RandomHorizontalFlip")
@@ -79,6 +81,7 @@ def _to_float(field: str, step, call: dict) -> None:
         raise ValueError(f"field '{field}': {step!r}: clips become float32 scaled to [0, 1] "
                          "only (ToDtype(torch.float32, scale=True))")
     call["dtype"] = "float32"
+    call["unit_scale"] = unit_scale(step)
 
 
 def _normalize(field: str, step, call: dict) -> None:
@@ -107,23 +110,16 @@ def varies(call: dict) -> bool:
 def clip_call(field: str, call: dict, steps: list, allow_python: bool = False) -> tuple:
     """DecodeClip's native `call` with `steps` (the field's steps after it) folded in, and the
     steps left to Python (from the first that does not fold: its ValueError's message says why;
-    with `allow_python` False, that ValueError). Where steps are left to Python, the float
-    steps before them are too: natively they are within a few ulps of torch's, and the Python
-    steps are to see torch's values."""
+    with `allow_python` False, that ValueError)."""
     folded, done = dict(call), -1
     for at_step, step in enumerate(steps):
+        before = dict(folded)
         try:
             done = _fold(field, step, folded, done)
         except ValueError as e:
             if not allow_python:
                 raise
-            floats = [k for k, s in enumerate(steps[:at_step])
-                      if _kind(s) in ("ToFloat", "Normalize")]
-            native = floats[0] if floats else at_step
-            folded, done = dict(call), -1
-            for step in steps[:native]:
-                done = _fold(field, step, folded, done)
-            return folded, steps[native:], str(e)
+            return before, steps[at_step:], str(e)
     return folded, [], None
 
 

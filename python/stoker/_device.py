@@ -67,16 +67,22 @@ def _loaded_library(prefix: str) -> Optional[str]:
     return None
 
 
-def normalizer(torch, scale, bias, sample_dims: int, device):
+def normalizer(torch, mean, std, unit_scale: str, sample_dims: int, device):
     """A function from a uint8 batch (on `device`) to the float32 batch the workers would have
-    made: x * scale + bias, one multiply and one add, each rounded to float32 as the workers'
-    kernel does; `scale`/`bias` one value, or one per channel (dim 1 of the batch)."""
-    shape = [1, len(scale)] + [1] * (sample_dims - 1) if len(scale) > 1 else [1] * (sample_dims + 1)
-    scale_t = torch.tensor(scale, dtype=torch.float32, device=device).reshape(shape)
-    bias_t = torch.tensor(bias, dtype=torch.float32, device=device).reshape(shape)
+    made, torchvision's: x / 255 (`unit_scale` "divide") or x * float32(1 / 255) ("multiply"),
+    then (x - mean) / std, each operation rounded to float32; `mean`/`std` one value, or one per
+    channel (dim 1 of the batch). Every operand a tensor on `device`: CUDA divides by a CPU
+    scalar as a product with its reciprocal, which is not torchvision's division."""
+    shape = [1, len(mean)] + [1] * (sample_dims - 1) if len(mean) > 1 else [1] * (sample_dims + 1)
+    mean_t = torch.tensor(mean, dtype=torch.float32, device=device).reshape(shape)
+    std_t = torch.tensor(std, dtype=torch.float32, device=device).reshape(shape)
+    divide = unit_scale == "divide"
+    unit_t = torch.tensor(255.0 if divide else 1.0 / 255.0, dtype=torch.float32, device=device)
 
     def normalize(batch):
-        return batch.to(torch.float32).mul_(scale_t).add_(bias_t)
+        x = batch.to(torch.float32)
+        x = x.div_(unit_t) if divide else x.mul_(unit_t)
+        return x.sub_(mean_t).div_(std_t)
 
     return normalize
 

@@ -12,6 +12,8 @@ the first one stoker cannot run natively on run in Python on the sample the nati
 import math
 from typing import Dict, List, Optional, Tuple
 
+from stoker._float_pixels import unit_scale
+
 # The stored fields a joint transform reads and makes.
 IMAGE, BOXES, LABELS, MASKS, CLASS_MAP = "image", "boxes", "labels", "masks", "mask"
 # The image's capacity (its largest side) where neither a DecodeImage nor the steps bound it.
@@ -372,7 +374,7 @@ def specs(steps: list, schema: Dict[str, dict], mapping: dict, to_float,
     step after it run in Python; ValueError naming the steps stoker cannot run, all at once."""
     segmentation = not _detection(schema, mapping)
     calls: List[dict] = []
-    joint = {"max_size": None, "float": False, "float_divides": False, "mean": [], "std": [],
+    joint = {"max_size": None, "float": False, "unit_scale": "multiply", "mean": [], "std": [],
              "class_map_int64": False}
     image, plain = "pil", False  # the image's type as torchvision has it, a target made plain
     problems: List[str] = []
@@ -391,7 +393,7 @@ def specs(steps: list, schema: Dict[str, dict], mapping: dict, to_float,
                 else:
                     to_float(step)
                 joint["float"] = True
-                joint["float_divides"] = not _is_v2(step)  # v1's x / 255, v2's x * (1 / 255)
+                joint["unit_scale"] = unit_scale(step)
             elif name == "Normalize" and (_is_v2(step) or _reference_step(step)):
                 if not joint["float"] or joint["mean"]:
                     raise ValueError("Normalize comes once, after ToDtype(float32)")

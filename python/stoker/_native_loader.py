@@ -754,8 +754,8 @@ class NativeLoader:
         shapes = {name: shape for name, _, shape in self._native.fields}
         self._normalize = {
             name: _device.normalizer(torch, *_stoker.normalization(shapes[name], mean, std),
-                                     len(shapes[name]), self._device)
-            for name, (mean, std) in deferred.items()}
+                                     unit, len(shapes[name]), self._device)
+            for name, (mean, std, unit) in deferred.items()}
         self._plan = plan
         self._python_parallel = python_parallel
         self._python = _python_steps(torch, plan, seed, rank, on_error, python_input,

@@ -40,6 +40,7 @@ import warnings
 from typing import Dict, List, Optional, Sequence
 
 from stoker import _clips, _joint, _python_steps, _stoker, _video
+from stoker._float_pixels import unit_scale
 from stoker._tokenize import Tokenize
 
 __all__ = ["Compose", "ToTensor", "PILToTensor", "Normalize", "RandomResizedCrop", "Resize",
@@ -104,10 +105,20 @@ class Compose:
 
 
 class ToTensor:
-    """uint8 to float32 in [0, 1] (x / 255), as torchvision's ToTensor."""
+    """uint8 to float32 in [0, 1]: ``unit_scale="divide"`` x / 255, as torchvision's ToTensor
+    (and v1's ConvertImageDtype); ``"multiply"`` x * float32(1 / 255), as v2's
+    ToDtype(float32, scale=True) (and v2's ConvertImageDtype). Half of the 256 values differ by
+    an ulp between the two; stoker gives the one asked for, bit for bit."""
+
+    def __init__(self, unit_scale: str = "divide"):
+        if unit_scale not in ("divide", "multiply"):
+            raise ValueError(f"ToTensor: unit_scale must be 'divide' or 'multiply', not "
+                             f"{unit_scale!r}")
+        self.unit_scale = unit_scale
 
     def __repr__(self):
-        return "ToTensor()"
+        return "ToTensor()" if self.unit_scale == "divide" else \
+            f"ToTensor(unit_scale={self.unit_scale!r})"
 
 
 class PILToTensor:
@@ -386,7 +397,7 @@ def _to_float(t):
     elif not _float32(t.dtype) or not t.scale:
         raise ValueError(f"torchvision ToDtype(dtype={t.dtype}, scale={t.scale}): stoker "
                          "converts images to torch.float32 with scale=True only")
-    return ToTensor()
+    return ToTensor(unit_scale(t))
 
 
 def _resize(t):
@@ -1029,7 +1040,8 @@ def _tensor_tail(field: str, steps: list) -> list:
     if made_float and not rest:
         last = steps[made_float - 1]
         mean, std = (last.mean, last.std) if isinstance(last, Normalize) else ([0.0], [1.0])
-        return [{"op": "normalize", "mean": mean, "std": std}, *floats]
+        unit = steps[0].unit_scale if isinstance(steps[0], ToTensor) else "divide"
+        return [{"op": "normalize", "mean": mean, "std": std, "unit_scale": unit}, *floats]
     raise ValueError(f"field '{field}': after the crop, stoker supports nothing or ToTensor "
                      f"and/or Normalize, then {', '.join(_FLOAT_NAMES)}; not "
                      f"{' + '.join(names)} ({', '.join(_PIXEL_NAMES)} come right after the crop)")
@@ -1337,12 +1349,14 @@ def field_specs(transforms, schema: List[dict]) -> List[dict]:
 
 def defer_normalization(specs: List[dict]) -> tuple:
     """`specs` with every ToTensor/Normalize left to the consumer: (specs whose fields the
-    workers deliver as uint8, {field: (mean, std)} to apply after the copy to the device)."""
+    workers deliver as uint8, {field: (mean, std, unit_scale)} to apply after the copy to the
+    device)."""
     native, deferred = [], {}
     for spec in specs:
         ops = spec["ops"]
         if ops and ops[-1]["op"] == "normalize":
-            deferred[spec["name"]] = (ops[-1]["mean"], ops[-1]["std"])
+            call = ops[-1]
+            deferred[spec["name"]] = (call["mean"], call["std"], call.get("unit_scale", "divide"))
             spec = dict(spec, ops=ops[:-1])
         native.append(spec)
     return native, deferred

@@ -23,30 +23,32 @@ def first_batch(path, transforms, **options):
     return next(iter(loader))
 
 
-def normalized_after(batch, loader_fields, name, mean, std):
+def normalized_after(batch, loader_fields, name, mean, std, unit_scale="divide"):
     """`batch[name]` (uint8) normalised as the device path does, on the CPU."""
     shape = {n: s for n, _, s in loader_fields}[name]
-    scale, bias = _stoker.normalization(shape, mean, std)
-    return _device.normalizer(torch, scale, bias, len(shape), torch.device("cpu"))(batch[name])
+    mean, std = _stoker.normalization(shape, mean, std)
+    return _device.normalizer(torch, mean, std, unit_scale, len(shape),
+                              torch.device("cpu"))(batch[name])
 
 
 @pytest.mark.parametrize("geometry", [
     [S.RandomResizedCrop(28), S.RandomHorizontalFlip()],
     [S.Resize(40), S.CenterCrop(32)],
 ])
-@pytest.mark.parametrize("tail, mean, std", [
-    ([S.ToTensor(), S.Normalize(MEAN, STD)], MEAN, STD),
-    ([S.ToTensor()], [0.0], [1.0]),
-    ([S.Normalize([0.5], [0.2])], [0.5], [0.2]),
+@pytest.mark.parametrize("tail, mean, std, unit", [
+    ([S.ToTensor(), S.Normalize(MEAN, STD)], MEAN, STD, "divide"),
+    ([S.ToTensor("multiply"), S.Normalize(MEAN, STD)], MEAN, STD, "multiply"),
+    ([S.ToTensor()], [0.0], [1.0], "divide"),
+    ([S.Normalize([0.5], [0.2])], [0.5], [0.2], "divide"),
 ])
 def test_images_normalised_after_the_copy_equal_the_workers_bit_for_bit(images, geometry, tail,
-                                                                        mean, std):
+                                                                        mean, std, unit):
     path, _ = images
     loader = stoker.Loader(path, batch_size=64, shuffle=False, transforms=S.Compose(geometry),
                            seed=3, batch_format="dict")
     as_uint8 = next(iter(loader))
     workers = first_batch(path, S.Compose(geometry + tail))["image"]
-    deferred = normalized_after(as_uint8, loader.fields, "image", mean, std)
+    deferred = normalized_after(as_uint8, loader.fields, "image", mean, std, unit)
     assert deferred.dtype == torch.float32 and deferred.shape == workers.shape
     assert torch.equal(deferred.view(torch.int32), workers.view(torch.int32))  # every bit
 
@@ -66,7 +68,7 @@ def test_deferred_specs_deliver_uint8_and_keep_mean_and_std(images):
                          {"name": "label", "dtype": "int64", "shape": []}])
     native, deferred = defer_normalization(specs)
     assert [op["op"] for op in native[0]["ops"]] == ["random_resized_crop"]  # uint8 as resized
-    assert deferred == {"image": (MEAN, STD)}
+    assert deferred == {"image": (MEAN, STD, "divide")}
     uint8_specs = field_specs(S.Compose([S.RandomResizedCrop(28)]),
                               [{"name": "image", "dtype": "bytes", "shape": None}])
     assert defer_normalization(uint8_specs) == (uint8_specs, {})  # nothing to defer

@@ -78,7 +78,7 @@ def test_images_are_torchvisions_where_the_pipelines_are_the_same(images, name, 
     if got.dtype == torch.uint8:
         assert torch.equal(got, want), name
     else:
-        torch.testing.assert_close(got, want, rtol=0, atol=1e-5)
+        torch.testing.assert_close(got, want, rtol=0, atol=0)
 
 
 @pytest.mark.parametrize("interpolation", ["bilinear", "bicubic"])
@@ -136,13 +136,13 @@ def test_torchvision_pipelines_are_translated_with_torchvisions_pixels(images):
     path, encoded = images
     pipeline = T.Compose([T.Resize(40), T.CenterCrop(32), T.ToTensor(), T.Normalize(MEAN, STD)])
     torch.testing.assert_close(stoker_batch(path, pipeline),
-                               torchvision_batch(encoded, pipeline), rtol=0, atol=1e-5)
+                               torchvision_batch(encoded, pipeline), rtol=0, atol=0)
     training = T.Compose([T.RandomResizedCrop(24, scale=(1, 1), ratio=(1, 1)),
                           T.RandomHorizontalFlip(1.0), T.ToTensor()])
     expected = T.Compose([full_square_crop, T.Resize((24, 24)), T.RandomHorizontalFlip(1.0),
                           T.ToTensor()])
     torch.testing.assert_close(stoker_batch(path, {"image": training}),
-                               torchvision_batch(encoded, expected), rtol=0, atol=1e-5)
+                               torchvision_batch(encoded, expected), rtol=0, atol=0)
 
 
 def test_dct_scaling_is_close_to_a_full_decode(images):
@@ -162,7 +162,7 @@ def test_float_output_is_the_uint8_output_normalised(images):
                                                S.Normalize(MEAN, STD)]), seed=4)
     mean = torch.tensor(MEAN).view(3, 1, 1)
     std = torch.tensor(STD).view(3, 1, 1)
-    torch.testing.assert_close(normalised, (as_uint8 / 255.0 - mean) / std, rtol=0, atol=1e-5)
+    torch.testing.assert_close(normalised, (as_uint8 / 255.0 - mean) / std, rtol=0, atol=0)
 
 
 def test_random_crops_follow_seed_epoch_and_sample_never_workers(images):
@@ -192,11 +192,11 @@ def test_uint8_fields_normalise_by_the_formula(labelled):
     raw = torch.from_numpy(np.stack([pixels(i) for i in range(8)]))
     assert torch.equal(first(None), raw)
     assert torch.equal(first({"image": S.PILToTensor()}), raw)
-    torch.testing.assert_close(first({"image": S.ToTensor()}), raw / 255.0, rtol=0, atol=1e-6)
+    torch.testing.assert_close(first({"image": S.ToTensor()}), raw / 255.0, rtol=0, atol=0)
     expected = (raw / 255.0 - 0.5) / 0.25
     for transform in (S.Normalize(0.5, 0.25), S.Compose([S.ToTensor(), S.Normalize([0.5], [0.25])]),
                       T.Compose([T.ToTensor(), T.Normalize((0.5,), (0.25,))])):
-        torch.testing.assert_close(first({"image": transform}), expected, rtol=0, atol=1e-5)
+        torch.testing.assert_close(first({"image": transform}), expected, rtol=0, atol=0)
 
 
 def test_a_field_left_out(images):
@@ -264,7 +264,7 @@ import torchvision.transforms.v2 as T2  # noqa: E402
 def test_torchvisions_eval_presets_are_accepted_with_their_pixels(images, name, pipeline):
     path, encoded = images
     torch.testing.assert_close(stoker_batch(path, pipeline),
-                               torchvision_batch(encoded, pipeline), rtol=0, atol=1e-5, msg=name)
+                               torchvision_batch(encoded, pipeline), rtol=0, atol=0, msg=name)
 
 
 def test_markers_stand_anywhere_and_dtype_steps_are_totensor(images):
@@ -280,11 +280,12 @@ def test_markers_stand_anywhere_and_dtype_steps_are_totensor(images):
     needs_torchs_tensor_resize("bilinear", v2=True)
     for marker, module in ((T.PILToTensor(), T), (T2.ToImage(), T2)):
         on_tensors = module.Compose([marker, module.Resize(40), module.CenterCrop(32)])
-        as_float = stoker_batch(path, module.Compose([
-            on_tensors, module.ConvertImageDtype(torch.float32), module.Normalize(MEAN, STD)]))
+        as_float = module.Compose([on_tensors, module.ConvertImageDtype(torch.float32),
+                                   module.Normalize(MEAN, STD)])
+        # v1's ConvertImageDtype divides by 255, v2's multiplies by 1 / 255: each bit for bit
+        want = torchvision_batch(encoded, as_float).as_subclass(torch.Tensor)
+        torch.testing.assert_close(stoker_batch(path, as_float), want, rtol=0, atol=0)
         want = torchvision_batch(encoded, on_tensors).as_subclass(torch.Tensor)
-        torch.testing.assert_close(as_float, T.functional.normalize(want.float() / 255, MEAN,
-                                                                    STD), rtol=0, atol=1e-5)
         assert torch.equal(stoker_batch(path, on_tensors), want), module
 
 
@@ -293,9 +294,12 @@ def test_torchvisions_v2_training_preset_is_stokers_pipeline(images):
     theirs = T2.Compose([T2.RandomResizedCrop(24, antialias=True), T2.RandomHorizontalFlip(0.5),
                          T2.PILToTensor(), T2.ToDtype(torch.float, scale=True),
                          T2.Normalize(MEAN, STD), T2.ToPureTensor()])
-    ours = S.Compose([S.RandomResizedCrop(24), S.RandomHorizontalFlip(0.5), S.ToTensor(),
-                      S.Normalize(MEAN, STD)])
+    ours = S.Compose([S.RandomResizedCrop(24), S.RandomHorizontalFlip(0.5),
+                      S.ToTensor(unit_scale="multiply"), S.Normalize(MEAN, STD)])
     assert torch.equal(stoker_batch(path, theirs, seed=3), stoker_batch(path, ours, seed=3))
+    # ToDtype multiplies by 1 / 255 where ToTensor divides by 255: other float32 values
+    divides = S.Compose([*ours.transforms[:2], S.ToTensor(), S.Normalize(MEAN, STD)])
+    assert not torch.equal(stoker_batch(path, theirs, seed=3), stoker_batch(path, divides, seed=3))
 
 
 @pytest.mark.parametrize("step, message", [
@@ -358,7 +362,7 @@ def test_weights_transforms_run_natively_with_torchvisions_pixels(images, weight
                            batch_format="dict")
     assert {where for _, where in loader.plan["image"]} == {"native"}
     torch.testing.assert_close(next(iter(loader))["image"], torchvision_batch(encoded, preset),
-                               rtol=0, atol=1e-5)
+                               rtol=0, atol=0)
     # On a tensor (the reference's --backend tensor): torchvision's float32 resize of it.
     backend = needs_torchs_tensor_resize(preset.interpolation, v2=False)
     on_tensor = T.Compose([T.PILToTensor(), preset])
@@ -366,7 +370,7 @@ def test_weights_transforms_run_natively_with_torchvisions_pixels(images, weight
                            batch_format="dict")
     assert f"backend='{backend}'" in loader.plan["image"][0][0]
     torch.testing.assert_close(next(iter(loader))["image"],
-                               torchvision_batch(encoded, on_tensor), rtol=0, atol=1e-5)
+                               torchvision_batch(encoded, on_tensor), rtol=0, atol=0)
 
 
 class ReferencePresetEval:
@@ -390,7 +394,7 @@ def test_a_reference_preset_object_is_flattened(images):
                            batch_format="dict")
     assert {where for _, where in loader.plan["image"]} == {"native"}
     torch.testing.assert_close(next(iter(loader))["image"], torchvision_batch(encoded, preset),
-                               rtol=0, atol=1e-5)
+                               rtol=0, atol=0)
 
 
 # timm's create_transform --------------------------------------------------------------------
@@ -404,7 +408,7 @@ def test_timms_eval_transform_runs_natively_with_its_pixels(images):
                                batch_format="dict")
         assert {where for _, where in loader.plan["image"]} == {"native"}
         torch.testing.assert_close(next(iter(loader))["image"],
-                                   torchvision_batch(encoded, timms), rtol=0, atol=1e-5)
+                                   torchvision_batch(encoded, timms), rtol=0, atol=0)
 
 
 def test_timms_train_transforms_run_natively_or_in_python(images):

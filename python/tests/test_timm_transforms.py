@@ -163,4 +163,4 @@ def test_timms_eval_configs_give_its_own_pixels(images, config):
                            batch_format="dict")
     assert {where for _, where in loader.plan["image"]} == {"native"}
     want = torch.stack([evaluation(Image.open(io.BytesIO(e)).convert("RGB")) for e in encoded])
-    torch.testing.assert_close(next(iter(loader))["image"], want, rtol=0, atol=1e-5)
+    torch.testing.assert_close(next(iter(loader))["image"], want, rtol=0, atol=0)

@@ -225,9 +225,8 @@ def test_regular_clips_center_crop_channels_first_float(videos):
                          resize=[36, 48], crop=[29, 29], center=True, flip=0.0, mean=mean,
                          std=std)
         assert ours[i].shape == (3, 3, 4, 29, 29) and ours[i].dtype == torch.float32
-        # The fused normalisation's bound (image/resample.h): (7 + 4 |mean|) 2^-24 / std.
-        bound = (7 + 4 * max(mean)) * 2.0**-24 / min(std)
-        torch.testing.assert_close(ours[i], want.permute(0, 2, 1, 3, 4), rtol=0, atol=bound)
+        # v2's ToDtype(float32, scale=True) + Normalize, bit for bit
+        torch.testing.assert_close(ours[i], want.permute(0, 2, 1, 3, 4), rtol=0, atol=0)
 
 
 def test_random_timestamps_equal_torchcodec(videos):
@@ -431,6 +430,34 @@ def test_steps_that_do_not_fold_run_in_python_on_the_native_clip(videos):
     with pytest.raises(ValueError, match="no Resize before it"):  # every step native
         stoker.transforms.field_specs({"video": v2.Compose(
             [stoker.transforms.DecodeClip(), v2.Resize(40), v2.RandomResizedCrop(24)])}, schema)
+
+
+def test_folded_float_steps_are_torchvisions_bit_for_bit(videos):
+    """v1's ConvertImageDtype divides by 255, v2's ToDtype and ConvertImageDtype multiply by
+    1 / 255 (the two differ by an ulp for half of the values): each folded into the clip gives
+    torchvision's own steps' float32 values on the native uint8 clip, with Normalize and without,
+    and before a step that runs in Python."""
+    _, dataset = videos
+    mean, std = [0.43, 0.39, 0.37], [0.22, 0.22, 0.21]
+    decode = stoker.transforms.DecodeClip(num_frames_per_clip=3, resize=[30], crop=[24],
+                                          crop_mode="center")
+    clips = loaded(dataset, decode)
+    for module, convert in ((T, T.ConvertImageDtype(torch.float32)),
+                            (v2, v2.ToDtype(torch.float32, scale=True)),
+                            (v2, v2.ConvertImageDtype(torch.float32))):
+        for steps in ([convert], [convert, module.Normalize(mean, std)],
+                      [convert, module.Normalize(mean, std), TimeReversed()]):
+            made = stoker.Loader(stoker.Dataset(dataset, transforms={
+                "video": v2.Compose([decode, *steps])}), batch_size=3)
+            python = isinstance(steps[-1], TimeReversed)  # it alone runs in Python
+            assert [where for _, where in made.plan["video"]] == ["native"] + ["python"] * python
+            ours = loaded(dataset, v2.Compose([decode, *steps]))
+            for got, clip in zip(ours, clips):
+                want = module.Compose(steps)(clip)
+                assert got.dtype == torch.float32 and torch.equal(got, want), (convert, steps)
+    divided = loaded(dataset, v2.Compose([decode, T.ConvertImageDtype(torch.float32)]))
+    multiplied = loaded(dataset, v2.Compose([decode, v2.ToDtype(torch.float32, scale=True)]))
+    assert not all(torch.equal(a, b) for a, b in zip(divided, multiplied))
 
 
 def test_uniform_temporal_subsample_picks_torchvisions_frames(videos):

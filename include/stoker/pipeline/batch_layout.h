@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "stoker/image/float_pixel.h"
 #include "stoker/pipeline/batch_transform.h"
 #include "stoker/pipeline/sampler.h"
 #include "stoker/pipeline/transform.h"
@@ -27,8 +28,12 @@ namespace stoker {
 // What the caller wants of one field.
 struct FieldRequest {
   FieldRequest(std::string name, bool normalize = false, std::vector<float> mean = {},
-               std::vector<float> std = {})
-      : name(std::move(name)), normalize(normalize), mean(std::move(mean)), std(std::move(std)) {}
+               std::vector<float> std = {}, image::UnitScale unit = image::UnitScale::kDivide)
+      : name(std::move(name)),
+        normalize(normalize),
+        mean(std::move(mean)),
+        std(std::move(std)),
+        unit(unit) {}
   // A batch field `name` computed by `transform` (need not be a stored field's name).
   FieldRequest(std::string name, std::shared_ptr<const Transform> transform)
       : name(std::move(name)), normalize(false), transform(std::move(transform)) {}
@@ -41,10 +46,11 @@ struct FieldRequest {
         joint_output(output) {}
 
   std::string name;
-  bool normalize;  // uint8 -> float32 (x/255 - mean[c]) / std[c]; else copy as stored
+  bool normalize;  // uint8 -> float32 (unit(x) - mean[c]) / std[c]; else copy as stored
   // One value, or one per channel: dim 0 of a [C,H,W] sample; any other shape is one channel.
   std::vector<float> mean;
   std::vector<float> std;
+  image::UnitScale unit = image::UnitScale::kDivide;  // image/float_pixel.h
   std::shared_ptr<const Transform> transform;   // set: computes the field; the above is ignored
   std::shared_ptr<const JointTransform> joint;  // set: the field is output joint_output of it
   int joint_output = -1;

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "stoker/image/crop_sampler.h"
+#include "stoker/image/float_pixel.h"
 #include "stoker/pipeline/transform.h"
 #include "stoker/store/schema.h"
 #include "stoker/util/status.h"
@@ -56,9 +57,10 @@ ImageInterpolation interpolation_named(const std::string& name);
 struct ImageOutput {
   int size = 224;      // the output's height, >= 1, and its width unless `width` is set
   int width = 0;       // the output's width, >= 1; 0: size (a square)
-  bool uint8 = false;  // true: uint8 as resized; false: float32 (x / 255 - mean[c]) / std[c]
+  bool uint8 = false;  // true: uint8 as resized; false: float32 (unit(x) - mean[c]) / std[c]
   std::vector<float> mean = kImageNetMean;  // float32 only; one value or one per channel
   std::vector<float> std = kImageNetStd;
+  image::UnitScale unit = image::UnitScale::kDivide;  // image/float_pixel.h
   ImageInterpolation interpolation = ImageInterpolation::kBilinear;
   // Whose resize the pixels are: torchvision's of a PIL image (PIL's filters), its v2 resize of
   // a uint8 tensor (torch's antialiased uint8 kernels: the same filters with fewer fractional

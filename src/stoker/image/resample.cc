@@ -111,9 +111,10 @@ Status Resampler::run(const RgbView& src, RgbRowSource* stream, PixelBox box,
   job.height = window.height;
   job.flip = out.flip_horizontal;
   job.to_float = out.type == ResampleOutput::Type::kFloat32;
-  for (int c = 0; c < 3; ++c) {  // as the pipeline's Normalization computes them
-    job.scale[c] = 1.0f / (255.0f * out.std[c]);
-    job.bias[c] = -out.mean[c] / out.std[c];
+  job.unit = out.unit;
+  for (int c = 0; c < 3; ++c) {
+    job.mean[c] = out.mean[c];
+    job.std[c] = out.std[c];
   }
   job.dst = dst;
   return kernel_ == ResampleKernel::kSimd ? resample_simd(job, s.simd)

@@ -12,11 +12,10 @@
 // crops first (pixels outside the crop are not used), so for a training crop pass the crop's
 // pixels as `src` and the whole view as `box`.
 //
-// The resized uint8 value v of channel c becomes, as kFloat32, v * scale[c] + bias[c] with
-// scale = 1 / (255 std[c]) and bias = -mean[c] / std[c] in float32 (the pipeline's Normalization,
-// bit for bit), or stays v as kUint8 (for normalising on the device). torchvision computes
-// ((v / 255) - mean) / std; the two differ by at most (7 + 4 |mean|) * 2^-24 before
-// normalisation (docs/ARCHITECTURE.md derives it), and not at all in the uint8 values.
+// The resized uint8 value v of channel c becomes, as kFloat32, float_pixel(v, unit, mean[c],
+// std[c]): torchvision's float32 (ToTensor or ToDtype, then Normalize) bit for bit, as the
+// pipeline's Normalization computes it (float_pixel.h); or stays v as kUint8 (for normalising on
+// the device).
 //
 // With torch's precision (ResampleOutput::precision_x/y, resample_filter.h) the pixels are
 // torchvision v2's resize of a uint8 tensor instead (torch's antialiased uint8 kernels).
@@ -25,6 +24,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "stoker/image/float_pixel.h"
 #include "stoker/image/resample_filter.h"
 #include "stoker/image/rgb_row_source.h"
 #include "stoker/image/rgb_view.h"
@@ -52,7 +52,9 @@ struct ResampleOutput {
   int precision_x = kPrecisionBits;
   int precision_y = kPrecisionBits;
   Type type = Type::kFloat32;
-  std::array<float, 3> mean{0, 0, 0};  // kFloat32 only: ((v / 255) - mean[c]) / std[c]
+  // kFloat32 only: float_pixel(v, unit, mean[c], std[c]).
+  UnitScale unit = UnitScale::kDivide;
+  std::array<float, 3> mean{0, 0, 0};
   std::array<float, 3> std{1, 1, 1};
 };
 

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <vector>
 
+#include "stoker/image/float_pixel.h"
 #include "stoker/image/resample_filter.h"
 #include "stoker/image/rgb_row_source.h"
 #include "stoker/image/rgb_view.h"
@@ -26,9 +27,10 @@ struct ResampleJob {
   int width = 0;                         // output size
   int height = 0;
   bool flip = false;
-  bool to_float = false;  // float32 v * scale[c] + bias[c]; else uint8 v
-  float scale[3] = {1, 1, 1};
-  float bias[3] = {0, 0, 0};
+  bool to_float = false;  // float32 float_pixel(v, unit, mean[c], std[c]); else uint8 v
+  UnitScale unit = UnitScale::kDivide;
+  float mean[3] = {0, 0, 0};
+  float std[3] = {1, 1, 1};
   uint8_t* dst = nullptr;
 };
 
@@ -50,7 +52,7 @@ inline uint8_t filter_bytes(const uint8_t* p, size_t step, const int32_t* w, int
 inline void write_value(const ResampleJob& job, int c, size_t at, uint8_t value) {
   const size_t index = static_cast<size_t>(c) * job.width * job.height + at;
   if (job.to_float) {
-    const float f = static_cast<float>(value) * job.scale[c] + job.bias[c];
+    const float f = float_pixel(value, job.unit, job.mean[c], job.std[c]);
     std::memcpy(job.dst + index * sizeof(float), &f, sizeof(float));
   } else {
     job.dst[index] = value;

@@ -8,9 +8,10 @@
 //     load, one multiply, one add. The resized rows are stored as three planes (R, G, B rows);
 //   vertical pass: an output row of a plane is a weighted sum of whole rows of that plane, one
 //     vector of int32 lanes at a time, then, without a round trip through memory, flipped
-//     (the vector reversed and stored mirrored), converted to float (v * scale + bias, not
-//     fused) or to bytes, and stored into its CHW plane (float: with non-temporal stores where
-//     the rows are aligned whole vectors, as a 224-wide sample's are in a batch).
+//     (the vector reversed and stored mirrored), converted to float (float_pixel.h's operations,
+//     lane by lane, not fused) or to bytes, and stored into its CHW plane (float: with
+//     non-temporal stores where the rows are aligned whole vectors, as a 224-wide sample's are
+//     in a batch).
 
 #include <hwy/cache_control.h>
 
@@ -218,7 +219,7 @@ void split_group(const ResampleJob& job, size_t row, size_t pitch, SimdScratch& 
 }
 
 // One row of one output plane: `width` (>= kLanes) values, each the taps' weighted sum of the
-// plane rows at in, in + step, ..., flipped or not, converted (kFloat: v * scale + bias) and
+// plane rows at in, in + step, ..., flipped or not, converted (kFloat: float_pixel) and
 // stored at `out`. Whole vectors; the last one ends at the row's end, overlapping. kTaps > 0:
 // the taps, rounded up to even, are exactly kTaps, and their weights stay in registers.
 // `stream` (kFloat only; `out` aligned to a vector and `width` a whole number of vectors):
@@ -226,11 +227,12 @@ void split_group(const ResampleJob& job, size_t row, size_t pitch, SimdScratch& 
 // than the caches, so the plain stores missed).
 template <bool kFloat, int kTaps>
 void vertical_row(const uint8_t* HWY_RESTRICT in, size_t step, const int32_t* HWY_RESTRICT w,
-                  int count, int precision, size_t width, bool flip, bool stream, float scale,
-                  float bias, uint8_t* HWY_RESTRICT out) {
+                  int count, int precision, size_t width, bool flip, bool stream, UnitScale unit,
+                  float mean, float std, uint8_t* HWY_RESTRICT out) {
   const D32 d;
   const DF df;
-  const auto scale_v = hn::Set(df, scale), bias_v = hn::Set(df, bias);
+  const auto mean_v = hn::Set(df, mean), std_v = hn::Set(df, std);
+  const auto unit_v = hn::Set(df, unit == UnitScale::kDivide ? 255.0f : kInverse255);
   hn::Vec<D32> weight[kTaps > 0 ? kTaps : 1];
 #pragma GCC unroll 8
   for (int t = 0; t < kTaps; ++t) weight[t] = hn::Set(d, w[t]);
@@ -254,7 +256,9 @@ void vertical_row(const uint8_t* HWY_RESTRICT in, size_t step, const int32_t* HW
       column = width - x - kLanes;
     }
     if constexpr (kFloat) {
-      const auto value = hn::Add(hn::Mul(hn::ConvertTo(df, v), scale_v), bias_v);
+      const auto x = hn::ConvertTo(df, v);
+      const auto scaled = unit == UnitScale::kDivide ? hn::Div(x, unit_v) : hn::Mul(x, unit_v);
+      const auto value = hn::Div(hn::Sub(scaled, mean_v), std_v);
       float* at = reinterpret_cast<float*>(out) + column;
       if (stream) {
         hn::Stream(value, df, at);
@@ -271,23 +275,24 @@ void vertical_row(const uint8_t* HWY_RESTRICT in, size_t step, const int32_t* HW
 // about 3.5x), else read per vector.
 template <bool kFloat>
 void vertical_row_any(const uint8_t* in, size_t step, const int32_t* w, int count, int precision,
-                      size_t width, bool flip, bool stream, float scale, float bias, uint8_t* out) {
+                      size_t width, bool flip, bool stream, UnitScale unit, float mean, float std,
+                      uint8_t* out) {
   switch ((count + 1) / 2) {
     case 1:
-      return vertical_row<kFloat, 2>(in, step, w, count, precision, width, flip, stream, scale,
-                                     bias, out);
+      return vertical_row<kFloat, 2>(in, step, w, count, precision, width, flip, stream, unit, mean,
+                                     std, out);
     case 2:
-      return vertical_row<kFloat, 4>(in, step, w, count, precision, width, flip, stream, scale,
-                                     bias, out);
+      return vertical_row<kFloat, 4>(in, step, w, count, precision, width, flip, stream, unit, mean,
+                                     std, out);
     case 3:
-      return vertical_row<kFloat, 6>(in, step, w, count, precision, width, flip, stream, scale,
-                                     bias, out);
+      return vertical_row<kFloat, 6>(in, step, w, count, precision, width, flip, stream, unit, mean,
+                                     std, out);
     case 4:
-      return vertical_row<kFloat, 8>(in, step, w, count, precision, width, flip, stream, scale,
-                                     bias, out);
+      return vertical_row<kFloat, 8>(in, step, w, count, precision, width, flip, stream, unit, mean,
+                                     std, out);
     default:
-      return vertical_row<kFloat, 0>(in, step, w, count, precision, width, flip, stream, scale,
-                                     bias, out);
+      return vertical_row<kFloat, 0>(in, step, w, count, precision, width, flip, stream, unit, mean,
+                                     std, out);
   }
 }
 
@@ -312,10 +317,10 @@ void vertical_output_row(const ResampleJob& job, int y, const uint8_t* rows, siz
     uint8_t* out = job.dst + ((static_cast<size_t>(c) * job.height + y) * width) * element;
     if (job.to_float) {
       vertical_row_any<true>(in, row_step, w, v.count[y], v.precision, width, job.flip, stream,
-                             job.scale[c], job.bias[c], out);
+                             job.unit, job.mean[c], job.std[c], out);
     } else {
-      vertical_row_any<false>(in, row_step, w, v.count[y], v.precision, width, job.flip, false, 0,
-                              0, out);
+      vertical_row_any<false>(in, row_step, w, v.count[y], v.precision, width, job.flip, false,
+                              UnitScale::kDivide, 0, 1, out);
     }
   }
 }

@@ -360,24 +360,30 @@ TEST(ResamplerTest, OnePixelSourceFillsTheOutput) {
     for (int i = 0; i < 15; ++i) ASSERT_EQ(out[c * 15 + i], pixel[c]);
 }
 
-TEST(ResamplerTest, FloatIsTheUint8ValueNormalised) {
-  // v * (1 / (255 std)) + (-mean / std) in float32: what the pipeline's Normalization computes.
+TEST(ResamplerTest, FloatIsTheUint8ValueAsTorchvisionMakesIt) {
+  // float_pixel(v, unit, mean, std): torchvision's float32 operations, each rounded; by both
+  // kernels, for both unit scales (v1's v / 255, v2's v * (1 / 255)).
   const TestImage image = make_image(400, 300, Content::kNoisy, 8);
   const PixelBox box{13, 7, 390, 290};
-  ResampleOutput out = uint8_output(224, 224, true);
-  Resampler resampler;
-  const std::vector<uint8_t> values = resample_bytes(resampler, image.view(), box, out);
-  out.type = ResampleOutput::Type::kFloat32;
-  out.mean = {0.485f, -0.5f, 3.0f};
-  out.std = {0.229f, 2.0f, -0.5f};
-  const std::vector<uint8_t> bytes = resample_bytes(resampler, image.view(), box, out);
-  const size_t plane = 224 * 224;
-  for (size_t i = 0; i < values.size(); ++i) {
-    const int c = static_cast<int>(i / plane);
-    const float scale = 1.0f / (255.0f * out.std[c]), bias = -out.mean[c] / out.std[c];
-    float got;
-    std::memcpy(&got, &bytes[i * sizeof(float)], sizeof(float));
-    ASSERT_EQ(got, static_cast<float>(values[i]) * scale + bias) << i;
+  for (const ResampleKernel kernel : {ResampleKernel::kSimd, ResampleKernel::kScalar}) {
+    for (const UnitScale unit : {UnitScale::kDivide, UnitScale::kMultiply}) {
+      ResampleOutput out = uint8_output(224, 224, true);
+      Resampler resampler(kernel);
+      const std::vector<uint8_t> values = resample_bytes(resampler, image.view(), box, out);
+      out.type = ResampleOutput::Type::kFloat32;
+      out.unit = unit;
+      out.mean = {0.485f, -0.5f, 3.0f};
+      out.std = {0.229f, 2.0f, -0.5f};
+      const std::vector<uint8_t> bytes = resample_bytes(resampler, image.view(), box, out);
+      const size_t plane = 224 * 224;
+      for (size_t i = 0; i < values.size(); ++i) {
+        const int c = static_cast<int>(i / plane);
+        float got;
+        std::memcpy(&got, &bytes[i * sizeof(float)], sizeof(float));
+        const float x = unit == UnitScale::kDivide ? values[i] / 255.0f : values[i] * kInverse255;
+        ASSERT_EQ(got, (x - out.mean[c]) / out.std[c]) << i;
+      }
+    }
   }
 }
 

@@ -40,7 +40,7 @@ Result<std::shared_ptr<const Transform>> stored_field(
   if (field.dtype != DType::kUint8)
     return invalid_argument("field '" + request.name + "' is not uint8; only uint8 normalises");
   Result<Normalization> normalization =
-      Normalization::create(field.shape, request.mean, request.std);
+      Normalization::create(field.shape, request.mean, request.std, request.unit);
   if (!normalization.is_ok())
     return invalid_argument("field '" + request.name + "': " + normalization.status().message());
   return normalize_field(schema, f, normalization.value());

@@ -189,13 +189,15 @@ Result<FieldRequest> make_field_request(const Schema& schema, const std::string&
   if (!sorted_calls.is_ok()) return sorted_calls.status();
   const FieldCalls& c = sorted_calls.value();
   std::vector<float> mean, std;
+  image::UnitScale unit = image::UnitScale::kDivide;
   if (c.normalize) {
     mean = floats(c.normalize->params.reals("mean"));
     std = floats(c.normalize->params.reals("std"));
+    unit = image::unit_scale_named(c.normalize->params.choice("unit_scale"));
   }
   const bool only_normalize = c.pixels.empty() && c.floats.empty();
   if (!c.source && only_normalize)
-    return c.normalize ? FieldRequest(field, true, mean, std) : FieldRequest(field);
+    return c.normalize ? FieldRequest(field, true, mean, std, unit) : FieldRequest(field);
 
   // The source's (or the stored field's) sample; a source normalises as it writes when no
   // pixel operation comes between.
@@ -207,6 +209,7 @@ Result<FieldRequest> make_field_request(const Schema& schema, const std::string&
     if (fused) {
       context.output.mean = mean;
       context.output.std = std;
+      context.output.unit = unit;
     }
     Result<std::shared_ptr<const Transform>> transform =
         c.source->op->make_source(c.source->params, context);
@@ -238,7 +241,7 @@ Result<FieldRequest> make_field_request(const Schema& schema, const std::string&
   }
   std::optional<Normalization> normalization;
   if (c.normalize && !fused) {
-    Result<Normalization> n = Normalization::create(context.shape, mean, std);
+    Result<Normalization> n = Normalization::create(context.shape, mean, std, unit);
     if (!n.is_ok()) return fail(n.status().message());
     normalization = n.value();
   }

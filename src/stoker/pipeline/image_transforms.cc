@@ -73,6 +73,7 @@ class EncodedImageTransform : public Base {
     out_.filter = output.interpolation == ImageInterpolation::kBicubic
                       ? image::ResampleFilter::kBicubic
                       : image::ResampleFilter::kBilinear;
+    out_.unit = output.unit;
     for (int c = 0; c < 3; ++c) {
       out_.mean[c] = output.mean.size() == 1 ? output.mean[0] : output.mean[c];
       out_.std[c] = output.std.size() == 1 ? output.std[0] : output.std[c];
@@ -233,7 +234,7 @@ class EncodedImageTransform : public Base {
       place(inner, slot, [](int) { return uint8_t{0}; });
     else
       place(reinterpret_cast<const float*>(inner), reinterpret_cast<float*>(slot),
-            [&](int c) { return (0.0f - out_.mean[c]) / out_.std[c]; });
+            [&](int c) { return image::float_pixel(0, out_.unit, out_.mean[c], out_.std[c]); });
   }
 
   // The image's (width, height): the record's width/height fields if the schema has them

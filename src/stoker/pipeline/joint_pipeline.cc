@@ -32,17 +32,13 @@ class JointPipeline : public JointTransform {
         max_rows_(max_rows),
         masks_side_(names_.masks_max_size > 0 ? names_.masks_max_size : names_.max_size),
         ops_(std::move(ops)) {
-    // torchvision v2's ToDtype(float32, scale=True): x * float(1 / 255) (v1's: x / 255); then
-    // Normalize's (x - mean[c]) / std[c], in float32: one value per byte and channel, computed
-    // once.
-    const auto scale = static_cast<float>(1.0 / 255.0);
+    // torchvision's float32 value of each byte and channel (image/float_pixel.h), computed once.
     for (size_t c = 0; c < 3; ++c) {
-      for (int v = 0; v < 256; ++v) {
-        float x =
-            names_.float_divides ? static_cast<float>(v) / 255.0f : static_cast<float>(v) * scale;
-        if (!names_.mean.empty()) x = (x - names_.mean[c]) / names_.std[c];
-        float_values_[c][v] = x;
-      }
+      const bool normalised = !names_.mean.empty();
+      for (int v = 0; v < 256; ++v)
+        float_values_[c][v] = image::float_pixel(static_cast<uint8_t>(v), names_.float_unit,
+                                                 normalised ? names_.mean[c] : 0.0f,
+                                                 normalised ? names_.std[c] : 1.0f);
     }
     const int64_t side = names_.max_size;
     outputs_ = {

@@ -7,7 +7,7 @@
 // JointTransform (transform.h) in one call per sample.
 //
 //   image   uint8 [3, H, W] (float32 with float_image: v2's ToDtype(float32, scale=True), or
-//           v1's convert_image_dtype with float_divides), H and W at most max_size
+//           v1's convert_image_dtype, as float_unit says), H and W at most max_size
 //   boxes   float32 [N, 4] XYXY in pixels; labels int64 [N]; masks uint8 [N, H, W] (the
 //           importers' stacked PNG decoded), N at most the manifest's max_lengths of boxes;
 //           masks an operation kept as they were (JointSample::keep_masks) come at their size
@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "stoker/image/float_pixel.h"
 #include "stoker/pipeline/batch_layout.h"
 #include "stoker/pipeline/op_registry.h"
 #include "stoker/store/schema.h"
@@ -40,9 +41,10 @@ struct JointFields {
   std::string class_map;       // a segmentation sample's: an 8-bit PNG class map (or none)
   int64_t max_size = 1024;     // the largest image side, which sizes the slots
   int64_t masks_max_size = 0;  // the masks' largest side, which sizes theirs (0: max_size)
-  bool float_image = false;    // the image delivered as float32: x * float(1 / 255), v2's
-  bool float_divides = false;  // or x / 255, torchvision v1's convert_image_dtype (its ToTensor)
-  // With float_image, the image then normalised (x - mean[c]) / std[c] (3 each), or not (empty).
+  bool float_image = false;    // the image delivered as float32 (image/float_pixel.h):
+  image::UnitScale float_unit = image::UnitScale::kMultiply;  // v2's x * float(1 / 255), or v1's
+  // x / 255 (convert_image_dtype, its ToTensor). With float_image, the image then normalised
+  // (x - mean[c]) / std[c] (3 each), or not (empty).
   std::vector<float> mean, std;
   bool class_map_int64 = false;  // the class map delivered as int64, else uint8
 };

@@ -153,7 +153,7 @@ FieldRequest field_request(const Dataset& dataset, const py::dict& spec,
 
 // The batch fields of a joint spec {"name": image field, "ops": [joint calls], "joint": {"boxes",
 // "labels", "masks", "class_map" (each a field's name or None), "max_size", "masks_max_size",
-// "float", "float_divides", "mean", "std", "class_map_int64"}} (joint_pipeline.h), by name.
+// "float", "unit_scale", "mean", "std", "class_map_int64"}} (joint_pipeline.h), by name.
 std::map<std::string, FieldRequest> joint_requests(const Dataset& dataset, const py::dict& spec) {
   std::vector<OpCall> calls;
   for (const py::handle op : spec["ops"]) calls.push_back(op_call_from(op.cast<py::dict>()));
@@ -170,7 +170,7 @@ std::map<std::string, FieldRequest> joint_requests(const Dataset& dataset, const
   fields.max_size = joint["max_size"].cast<int64_t>();
   fields.masks_max_size = joint["masks_max_size"].cast<int64_t>();
   fields.float_image = joint["float"].cast<bool>();
-  fields.float_divides = joint["float_divides"].cast<bool>();
+  fields.float_unit = image::unit_scale_named(joint["unit_scale"].cast<std::string>());
   fields.mean = joint["mean"].cast<std::vector<float>>();
   fields.std = joint["std"].cast<std::vector<float>>();
   fields.class_map_int64 = joint["class_map_int64"].cast<bool>();
@@ -783,10 +783,10 @@ void register_loader(py::module_& module) {
       [](const std::vector<int64_t>& sample_shape, const std::vector<float>& mean,
          const std::vector<float>& std) {
         const Normalization n = Normalization::create(sample_shape, mean, std).value_or_throw();
-        return py::make_tuple(n.scale(), n.bias());
+        return py::make_tuple(n.mean(), n.stddev());
       },
       "sample_shape"_a, "mean"_a, "std"_a,
-      "(scale, bias): the float32 values the workers' normalisation multiplies and adds, one "
+      "(mean, std): the float32 values the workers' normalisation subtracts and divides by, one "
       "pair, or one per channel (dim 0) of a [C,H,W] sample; ValueError for mean/std it refuses");
   py::class_<BoundLoader>(module, "LoaderCore",
                           "The native loader over a dataset directory (stoker.Loader wraps it).")

@@ -1,7 +1,8 @@
 #pragma once
 // Turns a batch of uint8 images into the model's float input, (x / 255 - mean) / std per
-// channel, on the model's device. The trainer's loader delivers images as stored (uint8) and
-// this does the normalisation where the model runs:
+// channel in torchvision's float32 operations (image/float_pixel.h), on the model's device. The
+// trainer's loader delivers images as stored (uint8) and this does the normalisation where the
+// model runs:
 // - on CUDA, after the copy: a quarter of the bytes cross the bus (the usual advice);
 // - on the CPU, on the training thread, into one float buffer that is reused every step, so
 //   the step reads its input from its own cache and only a quarter of the bytes arrive from
@@ -37,8 +38,9 @@ class InputNormalizer {
   Normalization normalization_;  // the loader's own: the same values bit for bit
   c10::Device device_;
   at::Tensor buffer_;  // CPU: [max_batch, sample shape...] float32
-  at::Tensor scale_;   // CUDA: [1, C, 1...] float32 on the device
-  at::Tensor bias_;
+  at::Tensor unit_;    // CUDA: 255 or float32(1 / 255), 0-d, on the device
+  at::Tensor mean_;    // CUDA: [1, C, 1...] float32 on the device
+  at::Tensor std_;
 };
 
 }  // namespace stoker

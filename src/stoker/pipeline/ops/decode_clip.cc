@@ -22,8 +22,9 @@
 //      (one draw, next_double() < flip) — one draw of each for the whole sample, as v2 draws
 //      once per Video; or, draws "clip", each clip's own, clip after clip (as v2 transforming
 //      each clip on its own, the way torchvision's video reference transforms its samples);
-//   4. uint8, or float32 as ToDtype(float32, scale=True) + Normalize(mean, std) give it (the
-//      resampler's fused normalisation: within a few float32 ulps of theirs, image/resample.h);
+//   4. uint8, or float32 as ToDtype(float32, scale=True) + Normalize(mean, std) give it
+//      (unit_scale "multiply"; "divide": v1's ConvertImageDtype), bit for bit (the resampler's
+//      fused write, image/float_pixel.h);
 //   5. laid out [T, C, h, w] ("TCHW") or [C, T, h, w] ("CTHW", torchvision's video models' input),
 //      with a leading [num_clips] where there are several clips. Regular timestamps give as many
 //      clips as fit the video, [K, ...] with K up to num_clips (a variable sample; more is an
@@ -314,6 +315,9 @@ OpSpec decode_clip() {
                         "each clip its own"),
       ParamSpec::choice("dtype", "uint8", {"uint8", "float32"},
                         "uint8, or float32 scaled to [0, 1] and normalised by mean and std"),
+      ParamSpec::choice("unit_scale", "multiply", {"multiply", "divide"},
+                        "float32: x * float32(1 / 255) (v2's ToDtype(float32, scale=True)) or x "
+                        "/ 255 (v1's ConvertImageDtype)"),
       ParamSpec::reals("mean", {0.0, 0.0, 0.0}, "per-channel mean, in [0, 1] units", 3, 3),
       ParamSpec::reals("std", {1.0, 1.0, 1.0}, "per-channel standard deviation, non-zero", 3, 3),
       ParamSpec::choice("layout", "TCHW", {"TCHW", "CTHW"},
@@ -383,6 +387,7 @@ OpSpec decode_clip() {
       out.type = image::ResampleOutput::Type::kUint8;
     } else {
       out.type = image::ResampleOutput::Type::kFloat32;
+      out.unit = image::unit_scale_named(p.choice("unit_scale"));
       for (int c = 0; c < 3; ++c) {
         out.mean[c] = static_cast<float>(p.reals("mean")[c]);
         out.std[c] = static_cast<float>(p.reals("std")[c]);
