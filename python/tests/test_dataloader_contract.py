@@ -452,7 +452,9 @@ def test_samples_a_user_takes_are_the_torchvision_datasets_own(folder):
     import torchvision.transforms as T
 
     recipe = T.Compose([T.Resize(8), T.CenterCrop(8), T.PILToTensor()])  # native, exact
-    for transform in (recipe, None):
+    floats = T.Compose([T.Resize(8), T.CenterCrop(8), T.ToTensor(),  # native, bit for bit
+                        T.Normalize([0.5, 0.4, 0.3], [0.2, 0.25, 0.3])])
+    for transform in (recipe, floats, None):
         dataset = datasets.ImageFolder(folder, transform=transform)
         kinds = (torch.Tensor if transform else PIL.Image.Image, int)
         for options in (dict(batch_size=None), dict(batch_size=4, collate_fn=list)):
