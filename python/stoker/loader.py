@@ -291,6 +291,9 @@ class Loader:
         if groups is not None:
             explicit.groups()  # read now: a dataset without sizes fails here, in one line
         self._user_order = batch_sampler if batch_sampler is not None else sampler
+        # Where the user's sampler draws, DataLoader's base seed is drawn before it
+        # (_draw_base_seed); None: not drawn (stoker's own order leaves torch's generators alone).
+        self._base_seed_drawn = False if self._user_order is not None else None
         iterable = isinstance(dataset, torch.utils.data.IterableDataset)
         if batch_sampler is not None or iterable:  # DataLoader's own sampler, as it sets it
             self.sampler = sampler if sampler is not None else _InfiniteConstantSampler() \
@@ -324,7 +327,20 @@ class Loader:
         if self._user_order is not None:
             _warn_unsplit(_import_torch(), self._user_order)
             self._user_order = None  # said once
+        self._draw_base_seed()
         return self._finished(iter(self._engine))
+
+    def _draw_base_seed(self) -> None:
+        """DataLoader draws its workers' base seed from `generator` (else torch's global
+        generator) as each iteration starts (once, with persistent workers), before its sampler
+        draws anything: drawn here too where the user's sampler draws, so that a sampler drawing
+        from the same generator (RandomSampler without a generator, WeightedRandomSampler) gives
+        the order it gives under DataLoader. stoker's workers seed each sample themselves."""
+        if self._base_seed_drawn is None or (self._base_seed_drawn and self.persistent_workers):
+            return
+        torch = _import_torch()
+        torch.empty((), dtype=torch.int64).random_(generator=self.generator)
+        self._base_seed_drawn = True
 
     def epoch(self, epoch: int):
         """An iterator over the batches of epoch `epoch` (from where a restored state left it)."""

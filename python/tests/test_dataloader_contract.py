@@ -276,6 +276,35 @@ def test_iterating_in_the_main_process_leaves_the_global_generators_alone():
     assert torch.equal(torch.rand(4), expected)
 
 
+@pytest.mark.parametrize("options", [dict(num_workers=0), dict(num_workers=2),
+                                     dict(num_workers=2, persistent_workers=True)])
+def test_a_sampler_drawing_from_torchs_generators_draws_as_under_dataloader(options):
+    """DataLoader draws its workers' base seed as each iteration starts (once with persistent
+    workers), then its sampler draws: a sampler that draws from the global generator or from
+    the loader's `generator` gives DataLoader's order, epoch after epoch, and leaves the global
+    generator where DataLoader leaves it."""
+    from torch.utils.data import WeightedRandomSampler
+
+    def orders(make, **kwargs):
+        torch.manual_seed(7)
+        loader = make(Squares(), **{"batch_size": 3, **kwargs}, **options)
+        epochs = [[b[1].tolist() for b in loader] for _ in range(3)]
+        return epochs, torch.rand(2)
+
+    weights = [1.0 + (i % 4) for i in range(37)]
+    for kwargs in (lambda: dict(sampler=RandomSampler(range(37))),
+                   lambda: dict(sampler=WeightedRandomSampler(weights, 20)),
+                   lambda: dict(batch_sampler=BatchSampler(RandomSampler(range(37)), 3, False),
+                                batch_size=1),
+                   lambda: dict(sampler=RandomSampler(range(37), generator=g), generator=g)):
+        g = torch.Generator().manual_seed(5)
+        theirs = orders(DataLoader, **kwargs())
+        g = torch.Generator().manual_seed(5)
+        ours = orders(stoker.Loader, **kwargs())
+        assert ours[0] == theirs[0] and len({str(e) for e in ours[0]}) == 3
+        assert torch.equal(ours[1], theirs[1])  # the global generator where DataLoader left it
+
+
 @pytest.mark.parametrize("num_workers", [0, 2])
 def test_a_user_sampler_and_batch_sampler_are_honoured(num_workers):
     sampler = [5, 3, 3, 30, 0, 12, 8]
