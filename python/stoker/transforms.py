@@ -592,6 +592,16 @@ def _policy(name: str):
 for _name in ("TrivialAugmentWide", "RandAugment", "AutoAugment", "AugMix"):
     _TRANSLATIONS[_name] = _policy(_name)
 
+
+def _random_autocontrast(t):
+    """RandomAutocontrast(p) with transforms v1's tensor kernels or v2's, which round otherwise
+    (where the image is a tensor: _on_backend sets the backend by where the step stands)."""
+    ours = _same_parameters(_NATIVE_CLASSES["RandomAutocontrast"])(t)
+    return type(ours)(**{**ours.params, "kernels": "v2" if ".v2" in type(t).__module__ else "v1"})
+
+
+_TRANSLATIONS["RandomAutocontrast"] = _random_autocontrast
+
 def _timm_rand_augment(t):
     """stoker's TimmRandAugment of timm's RandAugment `t` (rand_augment_transform's): its
     config string rebuilt from the operations it holds, which must share their parameters and

@@ -142,6 +142,23 @@ def test_operations_equal_on_both_backends_are_native_anywhere(images):
         made.plan["notes"]["image"][0]
 
 
+def test_autocontrast_on_a_tensor_is_native_with_that_versions_tensor_kernels(images):
+    """RandomAutocontrast after PILToTensor: torchvision's tensor kernels (v1's and v2's round
+    otherwise, and PIL's otherwise again), native, pixel for pixel."""
+    path, _ = images
+    crops = [b["image"] for b in loader(path, CROP + [T.PILToTensor()]).epoch(0)]
+    stretched = 0
+    for module in (T, T2):
+        made = loader(path, CROP + [T.PILToTensor(), module.RandomAutocontrast(p=1.0)])
+        assert where(made) == ["native"]
+        for batch, native in zip(made.epoch(0), crops):
+            for got, crop in zip(batch["image"], native):
+                want = module.functional.autocontrast(crop)
+                assert torch.equal(got, want)
+                stretched += not torch.equal(want, crop)
+    assert stretched > 0
+
+
 def test_stokers_own_classes_are_taken_as_written(images):
     path, _ = images
     made = loader(path, [S.Resize(40), S.CenterCrop(32), S.ColorJitter(0.4, 0.4),

@@ -31,7 +31,7 @@ CASES = {
     "random_solarize": [T.RandomSolarize(100), T2.RandomSolarize(128.5)],
     "random_adjust_sharpness": [T.RandomAdjustSharpness(2.0, p=1.0),
                                 T.RandomAdjustSharpness(0.3, p=1.0)],
-    "random_autocontrast": [T.RandomAutocontrast(p=1.0)],
+    "random_autocontrast": [T.RandomAutocontrast(p=1.0), T2.RandomAutocontrast(p=1.0)],
     "random_equalize": [T.RandomEqualize(p=1.0)],
     "random_crop": [T.RandomCrop(20, padding=4), T.RandomCrop(20, padding=3,
                                                               padding_mode="reflect"),
@@ -52,8 +52,9 @@ SOURCE_CASES = {
 
 @pytest.fixture(scope="module")
 def picture():
-    """A 37 x 31 RGB image of random pixels, as PIL and as the uint8 tensor [3, H, W]."""
-    pixels = np.random.default_rng(47).integers(0, 256, (31, 37, 3), dtype=np.uint8)
+    """A 37 x 31 RGB image of random pixels from 12 to 240 (autocontrast stretches them), as PIL
+    and as the uint8 tensor [3, H, W]."""
+    pixels = np.random.default_rng(47).integers(12, 241, (31, 37, 3), dtype=np.uint8)
     pil = Image.fromarray(pixels)
     return pil, F.pil_to_tensor(pil)
 

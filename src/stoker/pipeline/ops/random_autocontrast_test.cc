@@ -1,5 +1,5 @@
-// random_autocontrast against torchvision.transforms.v2.functional.autocontrast on PIL images
-// (testing/pil_reference.h), pixel for pixel.
+// random_autocontrast against torchvision's autocontrast (testing/pil_reference.h), pixel for
+// pixel: on PIL images, and on their uint8 tensors with v1's and v2's tensor kernels.
 #include "stoker/testing/pil_reference.h"
 
 namespace stoker {
@@ -7,6 +7,15 @@ namespace {
 
 TEST(RandomAutocontrastTest, IsTorchvisionsOnPilImagesWhereDrawn) {
   pil_reference::expect_torchvision_pixels("random_autocontrast", {{{}, "F.autocontrast(image)"}});
+}
+
+TEST(RandomAutocontrastTest, IsTorchvisionsOnTensorsWithEachVersionsKernels) {
+  const std::string v1 = "__import__('torchvision.transforms.functional', fromlist=['F'])";
+  pil_reference::expect_torchvision_pixels(
+      "random_autocontrast", {{{{"backend", std::string("tensor")}, {"kernels", std::string("v2")}},
+                               "F.to_pil_image(F.autocontrast(F.pil_to_tensor(image)))"},
+                              {{{"backend", std::string("tensor")}, {"kernels", std::string("v1")}},
+                               "F.to_pil_image(" + v1 + ".autocontrast(F.pil_to_tensor(image)))"}});
 }
 
 TEST(RandomAutocontrastTest, RefusesPOutsideZeroToOneAndOtherShapes) {

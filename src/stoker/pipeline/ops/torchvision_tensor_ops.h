@@ -32,6 +32,7 @@
 // Pure.
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -223,20 +224,33 @@ inline void torch_adjust(TorchKernels kernels, TorchAdjust kind, double factor, 
   }
 }
 
+// torch_autocontrast of one channel of `count` values as a table of its 256 values (a value's
+// result depends on the channel's lowest and highest only).
+inline std::array<uint8_t, 256> torch_autocontrast_table(TorchKernels kernels,
+                                                         const uint8_t* channel, size_t count) {
+  std::array<uint8_t, 256> table;
+  for (int v = 0; v < 256; ++v) table[v] = static_cast<uint8_t>(v);
+  if (count == 0) return table;
+  const auto [low, high] = std::minmax_element(channel, channel + count);
+  if (*low == *high) return table;
+  const float minimum = static_cast<float>(*low);
+  const float range = static_cast<float>(*high) - minimum;
+  const float scale = (1.0f / range) * 255.0f;
+  const float inverse_scale = range * static_cast<float>(1.0 / 255.0);
+  for (int v = *low; v <= *high; ++v) {
+    const float moved = static_cast<float>(v) - minimum;
+    table[v] =
+        torch_truncated(kernels == TorchKernels::kV2 ? moved / inverse_scale : moved * scale);
+  }
+  return table;
+}
+
 inline void torch_autocontrast(TorchKernels kernels, uint8_t* pixels, int64_t channels,
                                size_t plane) {
   for (int64_t c = 0; c < channels; ++c) {
     uint8_t* a = pixels + static_cast<size_t>(c) * plane;
-    const auto [low, high] = std::minmax_element(a, a + plane);
-    if (*low == *high) continue;
-    const float minimum = static_cast<float>(*low);
-    const float range = static_cast<float>(*high) - minimum;
-    const float scale = (1.0f / range) * 255.0f;
-    const float inverse_scale = range * static_cast<float>(1.0 / 255.0);
-    for (size_t i = 0; i < plane; ++i) {
-      const float moved = static_cast<float>(a[i]) - minimum;
-      a[i] = torch_truncated(kernels == TorchKernels::kV2 ? moved / inverse_scale : moved * scale);
-    }
+    const std::array<uint8_t, 256> table = torch_autocontrast_table(kernels, a, plane);
+    for (size_t i = 0; i < plane; ++i) a[i] = table[a[i]];
   }
 }
 
