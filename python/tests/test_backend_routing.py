@@ -150,7 +150,7 @@ def test_autocontrast_on_a_tensor_is_native_with_that_versions_tensor_kernels(im
     stretched = 0
     for module in (T, T2):
         made = loader(path, CROP + [T.PILToTensor(), module.RandomAutocontrast(p=1.0)])
-        assert where(made) == ["native"]
+        assert set(where(made)) == {"native"}
         for batch, native in zip(made.epoch(0), crops):
             for got, crop in zip(batch["image"], native):
                 want = module.functional.autocontrast(crop)

@@ -10,7 +10,8 @@ TEST(RandomAutocontrastTest, IsTorchvisionsOnPilImagesWhereDrawn) {
 }
 
 TEST(RandomAutocontrastTest, IsTorchvisionsOnTensorsWithEachVersionsKernels) {
-  const std::string v1 = "__import__('torchvision.transforms.functional', fromlist=['F'])";
+  // No single quotes: the calls reach the reference script inside a shell's single quotes.
+  const std::string v1 = "__import__(\"torchvision.transforms.functional\", fromlist=[\"F\"])";
   pil_reference::expect_torchvision_pixels(
       "random_autocontrast", {{{{"backend", std::string("tensor")}, {"kernels", std::string("v2")}},
                                "F.to_pil_image(F.autocontrast(F.pil_to_tensor(image)))"},
