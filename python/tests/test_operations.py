@@ -211,7 +211,8 @@ def test_torchvisions_pil_operations_translate_by_their_attributes(noise, theirs
     ours = S._stoker_transform(theirs)
     assert type(ours).__name__ == type(theirs).__name__
     for name, value in ours.params.items():
-        assert value == pytest.approx(getattr(theirs, name)), name
+        if name not in ("backend", "kernels"):  # which kernels: the step's place and version's
+            assert value == pytest.approx(getattr(theirs, name)), name
     loader = stoker.Loader(path, shuffle=True, batch_size=64, transforms=theirs, batch_format="dict")
     [(step, where)] = loader.plan["image"]
     assert where == "native" and step.startswith(ours._op + "(")
