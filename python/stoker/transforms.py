@@ -1038,9 +1038,11 @@ def _native_steps(steps: list, role: str) -> tuple:
     return [step.native() for step in steps[:n]], steps[n:]
 
 
-def _tensor_tail(field: str, steps: list) -> list:
+def _tensor_tail(field: str, steps: list, channels: Optional[int] = None) -> list:
     """The native calls of the steps after the pixel operations: none (uint8 as is), or
-    ToTensor and/or Normalize (normalize) followed by float operations."""
+    ToTensor and/or Normalize (normalize) followed by float operations. `channels`: the
+    image's, where known (a stored array's): a Normalize of another number of means is a
+    ValueError (torchvision v2's broadcasts them, the native one keeps the image's channels)."""
     names = [type(s).__name__ for s in steps]
     if not names:
         return []
@@ -1051,6 +1053,10 @@ def _tensor_tail(field: str, steps: list) -> list:
         last = steps[made_float - 1]
         mean, std = (last.mean, last.std) if isinstance(last, Normalize) else ([0.0], [1.0])
         unit = steps[0].unit_scale if isinstance(steps[0], ToTensor) else "divide"
+        if channels is not None and len(mean) not in (1, channels):
+            raise ValueError(f"field '{field}': Normalize has {len(mean)} means for images of "
+                             f"{channels} channel{'s' * (channels != 1)}: the native one takes "
+                             f"1 or {channels} (torchvision v2's broadcasts them)")
         return [{"op": "normalize", "mean": mean, "std": std, "unit_scale": unit}, *floats]
     raise ValueError(f"field '{field}': after the crop, stoker supports nothing or ToTensor "
                      f"and/or Normalize, then {', '.join(_FLOAT_NAMES)}; not "
@@ -1123,7 +1129,7 @@ def _encoded_spec(field: str, steps: list) -> dict:
     return {"name": field, "ops": [source, *pixels, *_tensor_tail(field, rest)]}
 
 
-def _fixed_spec(field: str, dtype: str, steps: list) -> dict:
+def _fixed_spec(field: str, dtype: str, steps: list, shape=None) -> dict:
     names = [type(s).__name__ for s in steps]
     if not names:
         return {"name": field, "ops": []}
@@ -1136,7 +1142,8 @@ def _fixed_spec(field: str, dtype: str, steps: list) -> dict:
                          f"{', '.join(_FLOAT_NAMES)} on it, not {' + '.join(names)} (crops "
                          f"need an encoded-image field)")
     pixels, rest = _native_steps(steps, "pixel")
-    return {"name": field, "ops": pixels + _tensor_tail(field, rest)}
+    channels = None if shape is None else shape[0] if len(shape) == 3 else 1
+    return {"name": field, "ops": pixels + _tensor_tail(field, rest, channels)}
 
 
 def call_text(call: dict) -> str:
@@ -1240,7 +1247,7 @@ def plan_fields(transforms, schema: List[dict], allow_python: bool = True) -> Fi
             continue  # a bytes field comes where a transform (RawBytes) names it
         originals = _flatten(mapping[name]) if name in mapping else []
         spec, in_python, why, deviations = _field_plan(name, field["dtype"], originals,
-                                                       allow_python)
+                                                       allow_python, field.get("shape"))
         specs.append(spec)
         for deviation in deviations:
             warnings.warn(f"field '{name}': {deviation}", UserWarning, stacklevel=3)
@@ -1257,13 +1264,15 @@ def plan_fields(transforms, schema: List[dict], allow_python: bool = True) -> Fi
     return FieldPlan(specs, python, notes, tail)
 
 
-def _field_plan(field: str, dtype: str, originals: list, allow_python: bool) -> tuple:
+def _field_plan(field: str, dtype: str, originals: list, allow_python: bool,
+                shape=None) -> tuple:
     """(native spec, Python steps or None, why they run in Python, deviations) of a field's
     steps `originals`. With `allow_python`, the longest start of them that the native plan can
     order runs natively and the rest in Python (a crop inside RandomApply, a step before the
     crop, a pixel step after Normalize): nothing natively, an encoded image is decoded at its
     own size (DecodeImage's default) for the Python steps. The native plan's error where no
-    start of them can run so (a step of stoker.transforms' own left to Python)."""
+    start of them can run so (a step of stoker.transforms' own left to Python). `shape`: the
+    stored field's, where it has one."""
     if originals and isinstance(originals[0], tuple(_DECODING_CLASSES.values())):
         # A clip's steps fold into its decoding call (stoker/_clips.py); the rest in Python.
         call, rest, why = _clips.clip_call(field, originals[0].native(), originals[1:],
@@ -1287,7 +1296,7 @@ def _field_plan(field: str, dtype: str, originals: list, allow_python: bool) -> 
             break
         try:
             if dtype != "bytes":
-                spec = _fixed_spec(field, dtype, steps)
+                spec = _fixed_spec(field, dtype, steps, shape)
             elif steps or not python:
                 spec = _encoded_spec(field, steps)
             else:

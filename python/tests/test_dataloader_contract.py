@@ -963,6 +963,24 @@ def test_torchvisions_fashion_mnist_is_read_natively_with_its_tensors(fashion_mn
         assert torch.equal(label, want)
 
 
+def test_a_v2_normalize_broadcasting_a_grey_image_to_three_channels_is_dataloaders(
+        fashion_mnist):
+    """torchvision v2's Normalize with three means on a 1-channel image broadcasts it to three
+    channels: the native steps before it, it in Python, DataLoader's batches bit for bit (v1's
+    fails on such images, as in DataLoader)."""
+    import torchvision.transforms.v2 as v2
+
+    dataset = fashion_mnist(transform=v2.Compose([
+        v2.ToImage(), v2.ToDtype(torch.float32, scale=True),
+        v2.Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])]))
+    loader = stoker.Loader(dataset, batch_size=500)
+    assert [where for _, where in loader.plan["image"]] == ["native", "python"]
+    assert "Normalize has 3 means for images of 1 channel" in loader.plan["notes"]["image"][0]
+    for (a, label), (b, want) in zip(loader, DataLoader(dataset, batch_size=500)):
+        assert a.shape == b.shape == (500, 3, 28, 28) and torch.equal(a, b)
+        assert torch.equal(label, want)
+
+
 def test_an_in_memory_dataset_is_kept_once(fashion_mnist, tmp_path):
     first = stoker.Loader(fashion_mnist(), batch_size=8)
     kept = sorted((tmp_path / "cache" / "arrays").iterdir())

@@ -451,7 +451,7 @@ def test_torch_distributed_rank_comes_before_the_environment(labelled, tmp_path)
     ({"transforms": {"image": RandomResizedCrop(2)}}, ValueError,
      "crops need an encoded-image field"),
     ({"transforms": {"image": Normalize([0.5, 0.5], [1, 1])}}, ValueError,
-     "field 'image': mean and std need 1 value each"),
+     "field 'image': Normalize has 2 means for images of 1 channel: the native one takes 1"),
     ({"transforms": {"image": Normalize(0.5, 0)}}, ValueError,
      "field 'image': std must be non-zero"),
     ({"transforms": {"image": None, "label": None}}, ValueError, "leave no field"),
