@@ -292,8 +292,9 @@ class Loader:
             explicit.groups()  # read now: a dataset without sizes fails here, in one line
         self._user_order = batch_sampler if batch_sampler is not None else sampler
         # Where the user's sampler draws, DataLoader's base seed is drawn before it
-        # (_draw_base_seed); None: not drawn (stoker's own order leaves torch's generators alone).
-        self._base_seed_drawn = False if self._user_order is not None else None
+        # (_draw_base_seed); stoker's own order leaves torch's generators alone.
+        self._draws_base_seed = self._user_order is not None
+        self._base_seed_drawn = False
         iterable = isinstance(dataset, torch.utils.data.IterableDataset)
         if batch_sampler is not None or iterable:  # DataLoader's own sampler, as it sets it
             self.sampler = sampler if sampler is not None else _InfiniteConstantSampler() \
@@ -336,7 +337,7 @@ class Loader:
         draws anything: drawn here too where the user's sampler draws, so that a sampler drawing
         from the same generator (RandomSampler without a generator, WeightedRandomSampler) gives
         the order it gives under DataLoader. stoker's workers seed each sample themselves."""
-        if self._base_seed_drawn is None or (self._base_seed_drawn and self.persistent_workers):
+        if not self._draws_base_seed or (self._base_seed_drawn and self.persistent_workers):
             return
         torch = _import_torch()
         torch.empty((), dtype=torch.int64).random_(generator=self.generator)

@@ -572,16 +572,17 @@ for _name, _cls in _NATIVE_CLASSES.items():
 
 
 def _policy(name: str):
-    """The augmentation policy `name` of torchvision, transforms v1's or v2's: v2's with
-    version="v2" (its Solarize threshold, 255 times linspace(1, 0)), AugMix's with kernels="v2"
-    (its draws and tensor kernels); v2's fill per input type runs in Python."""
+    """The augmentation policy `name` of torchvision (or RandomAutocontrast), transforms v1's or
+    v2's: v2's with version="v2" (its Solarize threshold, 255 times linspace(1, 0)), AugMix's and
+    RandomAutocontrast's with kernels="v2" (their tensor kernels, which round otherwise); v2's
+    fill per input type runs in Python."""
     native = _TRANSLATIONS[name]
-    v2_param = "kernels" if name == "AugMix" else "version"
+    v2_param = "kernels" if name in ("AugMix", "RandomAutocontrast") else "version"
 
     def translate(t):
         if ".v2" not in type(t).__module__:
             return native(t)
-        if isinstance(t.fill, dict):
+        if isinstance(getattr(t, "fill", None), dict):
             raise _Unknown(f"torchvision v2 {name} with a fill per type ({t.fill!r}) runs in "
                            "Python")
         ours = native(t)
@@ -589,18 +590,9 @@ def _policy(name: str):
     return translate
 
 
-for _name in ("TrivialAugmentWide", "RandAugment", "AutoAugment", "AugMix"):
+for _name in ("TrivialAugmentWide", "RandAugment", "AutoAugment", "AugMix", "RandomAutocontrast"):
     _TRANSLATIONS[_name] = _policy(_name)
 
-
-def _random_autocontrast(t):
-    """RandomAutocontrast(p) with transforms v1's tensor kernels or v2's, which round otherwise
-    (where the image is a tensor: _on_backend sets the backend by where the step stands)."""
-    ours = _same_parameters(_NATIVE_CLASSES["RandomAutocontrast"])(t)
-    return type(ours)(**{**ours.params, "kernels": "v2" if ".v2" in type(t).__module__ else "v1"})
-
-
-_TRANSLATIONS["RandomAutocontrast"] = _random_autocontrast
 
 def _timm_rand_augment(t):
     """stoker's TimmRandAugment of timm's RandAugment `t` (rand_augment_transform's): its

@@ -33,8 +33,7 @@ InputNormalizer::InputNormalizer(std::vector<int64_t> sample_shape, const std::v
   if (device_.is_cpu()) {
     buffer_ = torch::empty(shape, torch::kFloat32);
   } else {
-    const bool divide = normalization_.unit() == image::UnitScale::kDivide;
-    unit_ = torch::full({}, divide ? 255.0f : image::kInverse255, torch::kFloat32).to(device_);
+    divisor_ = torch::full({}, 255.0f, torch::kFloat32).to(device_);
     mean_ = per_channel(normalization_.mean(), sample_shape_, device_);
     std_ = per_channel(normalization_.stddev(), sample_shape_, device_);
   }
@@ -49,9 +48,11 @@ at::Tensor InputNormalizer::operator()(const at::Tensor& images) {
   if (!device_.is_cpu()) {
     // Tensors on the device, not scalars: torch divides by a CPU scalar on CUDA as a product
     // with its reciprocal, which is not the workers' (torchvision's) division.
-    at::Tensor x = images.to(device_, /*non_blocking=*/true).to(torch::kFloat32);
-    x = normalization_.unit() == image::UnitScale::kDivide ? x.div_(unit_) : x.mul_(unit_);
-    return x.sub_(mean_).div_(std_);
+    return images.to(device_, /*non_blocking=*/true)
+        .to(torch::kFloat32)
+        .div_(divisor_)
+        .sub_(mean_)
+        .div_(std_);
   }
   TORCH_CHECK(images.is_cpu(), "InputNormalizer: images on ", images.device(), ", not the CPU");
   TORCH_CHECK(n <= buffer_.size(0), "InputNormalizer: batch of ", n, " > max_batch ",

@@ -37,9 +37,9 @@ class InputNormalizer {
   std::vector<int64_t> sample_shape_;
   Normalization normalization_;  // the loader's own: the same values bit for bit
   c10::Device device_;
-  at::Tensor buffer_;  // CPU: [max_batch, sample shape...] float32
-  at::Tensor unit_;    // CUDA: 255 or float32(1 / 255), 0-d, on the device
-  at::Tensor mean_;    // CUDA: [1, C, 1...] float32 on the device
+  at::Tensor buffer_;   // CPU: [max_batch, sample shape...] float32
+  at::Tensor divisor_;  // CUDA: 255, 0-d, on the device (x / 255: ToTensor's)
+  at::Tensor mean_;     // CUDA: [1, C, 1...] float32 on the device
   at::Tensor std_;
 };
 

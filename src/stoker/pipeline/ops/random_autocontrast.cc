@@ -26,7 +26,7 @@ OpSpec random_autocontrast() {
                ParamSpec::choice("backend", "pil", {"pil", "tensor"},
                                  "torchvision's kernels it equals: the PIL image's "
                                  "(ImageOps.autocontrast) or the uint8 tensor's"),
-               ParamSpec::choice("kernels", "v2", {"v1", "v2"},
+               ParamSpec::choice("kernels", "v1", {"v1", "v2"},
                                  "on a tensor: transforms v1's or v2's kernels (they round "
                                  "otherwise)")};
   op.make_pixel = [](const Params& params,
