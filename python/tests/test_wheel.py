@@ -39,8 +39,10 @@ SYSTEM = {"linux-vdso.so.1", "ld-linux-x86-64.so.2", "libc.so.6", "libm.so.6", "
           "libz.so.1", "libexpat.so.1"}
 
 
-# The environment of the commands: no PYTHONPATH, which may name the source tree's package.
-ENV = {name: value for name, value in os.environ.items() if name != "PYTHONPATH"}
+# The environment of the commands: no PYTHONPATH, which may name the source tree's package, and
+# no LD_PRELOAD (scripts/test.sh preloads a library into the suite's processes, which ldd lists).
+ENV = {name: value for name, value in os.environ.items()
+       if name not in ("PYTHONPATH", "LD_PRELOAD")}
 
 
 def run(*command, **kwargs):

@@ -24,7 +24,7 @@
 #   train   `stoker train --device cuda --model resnet18 --amp bf16` at 4, 8 and 16 cores
 #           (issue 25), each run's report.json as train-N-cores.json
 #   exact   the C++ suites that compare with torchvision, PIL and timm (ctest -R, about 80
-#           tests; their references run with MKL's dispatch pinned and with this CPU's own) on
+#           tests; their references run with MKL's dispatch pinned and as on an Intel CPU) on
 #           this machine's CPU, its vector extensions printed first (issue 66: exact on every
 #           CPU); needs build.sh cpp
 #   tokens  bench/token_peers.py (issue 64's target, no GPU used): stoker against litdata's

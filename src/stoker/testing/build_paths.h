@@ -12,5 +12,7 @@ extern const char* const kSourceDir;
 extern const char* const kStokerCliPath;
 // The distributed suite's rank program (dist_test_worker.cc); builds with the trainer.
 extern const char* const kDistWorkerPath;
+// The library that makes MKL dispatch as on an Intel CPU (mkl_as_intel.cc), preloaded.
+extern const char* const kMklAsIntelPath;
 
 }  // namespace stoker::testing

@@ -257,7 +257,7 @@ class PolicySamples {
   }
 
   // Every sample the same as torchvision's (MKL pinned), most changed, each of `ops` drawn; on
-  // tensors, torchvision with this CPU's MKL dispatch differs only in affine samples.
+  // tensors, torchvision with MKL's Intel dispatch differs only in affine samples.
   void expect_torchvision(const std::vector<PolicyOp>& ops) {
     const std::vector<std::vector<uint8_t>> want = torchvision_policy_pixels(images_, jobs_);
     ASSERT_EQ(want.size(), jobs_.size());
@@ -269,8 +269,8 @@ class PolicySamples {
                                    [](const PolicyStep& s) { return geometric(s.op); }));
       }
       stoker::testing::expect_cpu_dependence_in_grid_only(
-          want, torchvision_policy_pixels(images_, jobs_, stoker::testing::native_python()), grid,
-          labels_);
+          want, torchvision_policy_pixels(images_, jobs_, stoker::testing::intel_dispatch_python()),
+          grid, labels_);
     }
     int failures = 0;
     size_t changed = 0;

@@ -73,8 +73,8 @@ inline std::vector<std::vector<uint8_t>> script_pixels(
 
 // Runs kReadImages then `script` on `jobs` (MKL pinned) and expects its answers to be `results'`
 // (the first five differences reported); more than half of them must change their image (the
-// test is not vacuous). Where a result samples the grid, torchvision with this CPU's MKL
-// dispatch differs only in such results.
+// test is not vacuous). Where a result samples the grid, torchvision with MKL's Intel dispatch
+// differs only in such results.
 inline void expect_script_pixels(const std::vector<pil_reference::TestImage>& images,
                                  const nlohmann::json& jobs, const std::string& script,
                                  const std::vector<JobResult>& results) {
@@ -105,8 +105,8 @@ inline void expect_script_pixels(const std::vector<pil_reference::TestImage>& im
     labels.push_back(result.label);
   }
   stoker::testing::expect_cpu_dependence_in_grid_only(
-      want, script_pixels(images, jobs, script, results, stoker::testing::native_python()), grid,
-      labels);
+      want, script_pixels(images, jobs, script, results, stoker::testing::intel_dispatch_python()),
+      grid, labels);
 }
 
 }  // namespace stoker::reference_jobs

@@ -4,12 +4,15 @@
 // (m0, m1) and chain weights, torch.randint in its module the drawn depths, operations, bins
 // and v1's signs, v2's torch.rand its signs): pixel for pixel over many samples, every
 // operation, both filters, with and without a fill; torchvision moves the image as a tensor, so
-// also without MKL pinned (reference_jobs.h). Then the parameters' errors.
+// also with MKL's Intel dispatch (reference_jobs.h), and that dispatch's own check. Then the
+// parameters' errors.
 #include "stoker/pipeline/ops/augmix.h"
 
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cstdio>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -180,6 +183,45 @@ TEST(AugMixTest, IsTorchvisionsForTheSameDraws) { expect_augmix_is_torchvisions(
 
 TEST(AugMixTest, WithV2KernelsIsTorchvisionV2sForTheSameDraws) {
   expect_augmix_is_torchvisions("v2");
+}
+
+// The digest of torch's affine grids for 200 random matrices (what AugMix's rotate, shear and
+// translate sample on a tensor) as `python` computes them; "" when it fails.
+std::string affine_grids_digest(const std::string& python) {
+  const std::string command = python +
+                              " -c \"import hashlib, torch; torch.manual_seed(0); print(hashlib."
+                              "sha1(b''.join(torch.nn.functional.affine_grid(torch.rand(1, 2, 3) "
+                              "* 2 - 1, [1, 3, 224, 224], align_corners=False).numpy().tobytes() "
+                              "for _ in range(200))).hexdigest())\"";
+  FILE* pipe = ::popen(command.c_str(), "r");
+  std::array<char, 128> line{};
+  const bool read = std::fgets(line.data(), line.size(), pipe) != nullptr;
+  return ::pclose(pipe) == 0 && read ? std::string(line.data()) : "";
+}
+
+bool cpu_has_avx512f() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; std::getline(cpuinfo, line);) {
+    if (line.rfind("flags", 0) == 0) return line.find(" avx512f") != std::string::npos;
+  }
+  return false;
+}
+
+// The references' two MKL dispatches are what they say on this machine: MKL's Intel dispatch
+// (intel_dispatch_python) rounds the grid otherwise than the pinned one (reference_python)
+// exactly where the CPU has AVX-512, so an AMD machine checks what an Intel Xeon computes (the
+// library it preloads works); the pinned one is also this CPU's own, pinned.
+TEST(AugMixTest, ReferencesRunMklPinnedAndAsOnAnIntelCpu) {
+  const std::string pinned = affine_grids_digest(testing::reference_python());
+  const std::string intel = affine_grids_digest(testing::intel_dispatch_python());
+  const std::string own_pinned = affine_grids_digest("MKL_CBWR=AVX2 " STOKER_PYTHON);
+  ASSERT_FALSE(pinned.empty() || intel.empty() || own_pinned.empty());
+  EXPECT_EQ(own_pinned, pinned);
+  if (cpu_has_avx512f()) {
+    EXPECT_NE(intel, pinned) << "MKL's AVX-512 kernel should round some grid points otherwise";
+  } else {
+    EXPECT_EQ(intel, pinned);
+  }
 }
 
 TEST(AugMixTest, BadParametersAreOneLine) {

@@ -104,7 +104,7 @@ struct TimmAugMixCase {
 // (the pinned 1.0.31 has it) its AugMix raises on one, and there is nothing to compare with.
 bool timm_mixes_non_square_images() {
   const std::string command =
-      testing::native_python() +
+      testing::reference_python() +
       " -c \"from PIL import Image; from timm.data.auto_augment import augment_and_mix_transform"
       " as t; t('augmix-m1-w1', {})(Image.new('RGB', (3, 2)))\" > /dev/null 2>&1";
   return std::system(command.c_str()) == 0;
