@@ -155,9 +155,9 @@ run_python_stage() {
     return
   fi
   rm -f "$junit"
-  # MKL dispatching as on an Intel CPU in every process of the suite (docs/DESIGN.md, 12), as
-  # the C++ suites' references do: a test whose torch result depends on it fails on AMD's CPUs
-  # with AVX-512 too, not on Intel's only.
+  # MKL dispatching as on an Intel CPU in every process of the suite (docs/DESIGN.md, 12): a
+  # test whose torch result depends on MKL's dispatch fails on AMD's CPUs with AVX-512 too, not
+  # on Intel's only.
   local intel="$root/build-python/libstoker_mkl_as_intel.so"
   if ! g++ -shared -fPIC -O2 -o "$intel" "$root/src/stoker/testing/mkl_as_intel.cc"; then
     stage_failed python "$start" "mkl_as_intel"

@@ -25,9 +25,15 @@ inline std::string intel_dispatch_python() {
   return std::string("LD_PRELOAD=") + kMklAsIntelPath + " " STOKER_PYTHON;
 }
 
-// The same with MKL on its AVX2 path: every reference run. Pinned as on an Intel CPU, so that a
-// reference left unpinned fails on AMD's CPUs with AVX-512 too, not on Intel's only.
-inline std::string reference_python() { return "MKL_CBWR=AVX2 " + intel_dispatch_python(); }
+// `python` with MKL on its AVX2 path whatever the environment asks (MKL_ENABLE_INSTRUCTIONS=AVX512
+// would overrule MKL_CBWR alone).
+inline std::string mkl_pinned(const std::string& python) {
+  return "MKL_CBWR=AVX2 MKL_ENABLE_INSTRUCTIONS=AVX2 " + python;
+}
+
+// Every reference run: pinned as on an Intel CPU, so that a reference left unpinned fails on
+// AMD's CPUs with AVX-512 too, not on Intel's only.
+inline std::string reference_python() { return mkl_pinned(intel_dispatch_python()); }
 
 // torchvision's samples with MKL's Intel dispatch (`native`, intel_dispatch_python) against the
 // pinned ones (`pinned`, the same samples): they may differ only where `grid[k]` (the sample
