@@ -23,30 +23,49 @@ uint64_t machine_memory_bytes() {
   return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size);
 }
 
-std::vector<std::string> cpu_flags(const std::string& cpuinfo) {
+namespace {
+
+// The value of the first line of `cpuinfo` whose key is `key`, "" if none.
+std::string cpuinfo_value(const std::string& cpuinfo, const std::string& key) {
   std::istringstream lines(cpuinfo);
   std::string line;
-  std::vector<std::string> flags;
   while (std::getline(lines, line)) {
     const size_t colon = line.find(':');
     if (colon == std::string::npos) continue;
-    std::string key = line.substr(0, colon);
-    key.erase(key.find_last_not_of(" \t") + 1);
-    if (key != "flags") continue;
-    std::istringstream words(line.substr(colon + 1));
-    for (std::string flag; words >> flag;) flags.push_back(flag);
-    break;
+    std::string name = line.substr(0, colon);
+    name.erase(name.find_last_not_of(" \t") + 1);
+    if (name == key) return line.substr(colon + 1);
   }
+  return "";
+}
+
+std::string machine_cpuinfo() {
+  std::ifstream in("/proc/cpuinfo");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+std::vector<std::string> cpu_flags(const std::string& cpuinfo) {
+  std::istringstream words(cpuinfo_value(cpuinfo, "flags"));
+  std::vector<std::string> flags;
+  for (std::string flag; words >> flag;) flags.push_back(flag);
   std::sort(flags.begin(), flags.end());
   return flags;
 }
 
-std::vector<std::string> machine_cpu_flags() {
-  std::ifstream in("/proc/cpuinfo");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return cpu_flags(text.str());
+std::vector<std::string> machine_cpu_flags() { return cpu_flags(machine_cpuinfo()); }
+
+std::string cpu_vendor(const std::string& cpuinfo) {
+  std::istringstream words(cpuinfo_value(cpuinfo, "vendor_id"));
+  std::string vendor;
+  words >> vendor;
+  return vendor;
 }
+
+std::string machine_cpu_vendor() { return cpu_vendor(machine_cpuinfo()); }
 
 bool has_native_bf16(const std::vector<std::string>& flags) {
   return std::binary_search(flags.begin(), flags.end(), "avx512_bf16") ||

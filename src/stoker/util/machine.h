@@ -18,6 +18,10 @@ uint64_t machine_memory_bytes();
 std::vector<std::string> cpu_flags(const std::string& cpuinfo);
 // The flags of this machine's CPU; empty where /proc/cpuinfo is not readable.
 std::vector<std::string> machine_cpu_flags();
+// The vendor of the first processor in `cpuinfo` ("GenuineIntel", "AuthenticAMD"), "" if none.
+std::string cpu_vendor(const std::string& cpuinfo);
+// This machine's CPU vendor; "" where /proc/cpuinfo is not readable.
+std::string machine_cpu_vendor();
 
 // True if the CPU computes bfloat16 natively (AVX512-BF16 or AMX-BF16): without them bf16
 // autocast on the CPU runs through conversions, several times slower than float32.

@@ -30,5 +30,13 @@ TEST(MachineTest, CpuFlagsOfTheFirstProcessor) {
   EXPECT_FALSE(machine_cpu_flags().empty()) << "Linux lists the flags in /proc/cpuinfo";
 }
 
+TEST(MachineTest, CpuVendorOfTheFirstProcessor) {
+  EXPECT_EQ(cpu_vendor("processor\t: 0\nvendor_id\t: AuthenticAMD\nflags\t\t: sse2\n\n"
+                       "processor\t: 1\nvendor_id\t: GenuineIntel\n"),
+            "AuthenticAMD");
+  EXPECT_EQ(cpu_vendor("vendor_id_extra : x\nflags : sse2\n"), "");
+  EXPECT_FALSE(machine_cpu_vendor().empty()) << "Linux names the vendor in /proc/cpuinfo";
+}
+
 }  // namespace
 }  // namespace stoker

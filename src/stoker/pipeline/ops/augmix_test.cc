@@ -14,13 +14,13 @@
 #include <array>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "stoker/testing/pil_policy.h"
 #include "stoker/testing/reference_jobs.h"
+#include "stoker/util/machine.h"
 
 namespace stoker {
 namespace {
@@ -201,24 +201,13 @@ std::string affine_grids_digest(const std::string& python) {
   return ::pclose(pipe) == 0 && read ? std::string(line.data()) : "";
 }
 
-// The value of the first line of /proc/cpuinfo named `key` ("flags", "vendor_id"), "" if none.
-std::string cpuinfo_value(const std::string& key) {
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  for (std::string line; std::getline(cpuinfo, line);) {
-    const size_t colon = line.find(':');
-    if (colon == std::string::npos || line.rfind(key, 0) != 0) continue;
-    if (line.find_first_not_of(" \t", key.size()) != colon) continue;
-    return line.substr(std::min(line.size(), colon + 2));
-  }
-  return "";
-}
-
 // Whether MKL may run AVX-512 kernels: the CPU has them and MKL_ENABLE_INSTRUCTIONS (which
 // emulates an AVX2 machine on this one) does not forbid them.
 bool mkl_may_use_avx512() {
   const char* enabled = std::getenv("MKL_ENABLE_INSTRUCTIONS");
   if (enabled != nullptr && std::string(enabled).rfind("AVX512", 0) != 0) return false;
-  return (" " + cpuinfo_value("flags") + " ").find(" avx512f ") != std::string::npos;
+  const std::vector<std::string> flags = machine_cpu_flags();
+  return std::binary_search(flags.begin(), flags.end(), "avx512f");
 }
 
 // The references' two MKL dispatches are what they say on this machine: the pinned one
@@ -232,7 +221,7 @@ TEST(AugMixTest, ReferencesRunMklPinnedAndAsOnAnIntelCpu) {
   const std::string own_pinned = affine_grids_digest(testing::mkl_pinned(STOKER_PYTHON));
   ASSERT_FALSE(pinned.empty() || intel.empty() || own_pinned.empty());
   EXPECT_EQ(own_pinned, pinned);
-  if (cpuinfo_value("vendor_id") == "GenuineIntel") {
+  if (machine_cpu_vendor() == "GenuineIntel") {
     std::printf("this Intel CPU's own MKL dispatch %s MKL_CBWR=AVX2's grids\n",
                 intel == pinned ? "gives" : "differs from");
   } else if (mkl_may_use_avx512()) {
