@@ -166,6 +166,10 @@ class EpochPlan {
   int64_t global_position_after(int64_t b) const;
   // The plan's whole index sequence: a Sampler's from start(), an explicit plan's all of it.
   IndexSpan sequence() const;
+  // Asks the CPU to bring batch `b`'s indices into its caches (nothing for a `b` out of range):
+  // read a batch ahead, they are at hand when it opens (a large epoch's are not otherwise: one
+  // line of them a batch, evicted by the batch's own bytes).
+  void prefetch(int64_t b) const;
 
  private:
   friend class Sampler;

@@ -183,6 +183,7 @@ BatchEngine::Piece BatchEngine::take_piece(std::shared_ptr<BatchBuffer> opened) 
     const IndexSpan records = s.plan.batch(buffer.batch);
     buffer.size = static_cast<int64_t>(records.size);
     buffer.records.assign(records.begin(), records.end());
+    s.plan.prefetch(buffer.batch + 1);
     buffer.padding = s.plan.padding(buffer.batch);
     clear_working_state(buffer);
     pieces_left_[next_open_] = pieces_;

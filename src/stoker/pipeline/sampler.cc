@@ -139,6 +139,23 @@ IndexSpan EpochPlan::batch(int64_t b) const {
   return span(first, (*offsets_)[b + 1] - first);
 }
 
+void EpochPlan::prefetch(int64_t b) const {
+  if (b < 0 || b >= num_batches_) return;
+  constexpr int64_t kLine = 64;
+  constexpr int64_t kMostLines = 16;  // enough to be at hand; a larger batch's rest streams
+  __builtin_prefetch(offsets_->data() + b + 1);
+  const IndexSpan span = batch(b);
+  const auto lines = [&](const void* data, int64_t bytes) {
+    const auto* at = static_cast<const char*>(data);
+    for (int64_t k = 0; k < std::min(bytes, kMostLines * kLine); k += kLine)
+      __builtin_prefetch(at + k);
+  };
+  const auto n = static_cast<int64_t>(span.size);
+  lines(span.data, n * 8);
+  if (span.repeats) lines(span.repeats, n * 4);
+  if (span.parts) lines(span.parts, n * 4);
+}
+
 int64_t EpochPlan::padding(int64_t b) const {
   const auto size = static_cast<int64_t>(batch(b).size);
   return size - std::clamp<int64_t>(unpadded_ - (*offsets_)[b], 0, size);

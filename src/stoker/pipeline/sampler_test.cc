@@ -571,6 +571,11 @@ TEST(SamplerTest, BadArgumentsThrow) {
     Sampler(10, make_options(0, 0, 1, 3, LastBatch::kShort)).plan(0).global_position_after(4);
   });
   expect_invalid_argument([] { EpochPlan().batch(0); });
+  // A prefetch out of range asks for nothing (the engine asks a batch past the last).
+  const EpochPlan plan = Sampler(10, make_options(0, 0, 1, 3, LastBatch::kShort)).plan(0);
+  for (int64_t b : {int64_t{-1}, int64_t{0}, int64_t{3}, int64_t{4}, int64_t{1} << 40})
+    EXPECT_NO_THROW(plan.prefetch(b)) << b;
+  EXPECT_NO_THROW(EpochPlan().prefetch(0));
 }
 
 }  // namespace

@@ -17,7 +17,13 @@ void UnitReadSource::set_manifest(Manifest manifest) {
   units_.resize(manifest_.shards.size());
 }
 
+void UnitReadSource::set_units_stay() {
+  units_stay_ = true;
+  stayed_ = std::make_unique<std::atomic<bool>[]>(manifest_.shards.size());
+}
+
 Result<ShardPin> UnitReadSource::acquire(int u, const std::function<bool()>& cancelled) {
+  if (units_stay_ && stayed_[u].load(std::memory_order_acquire)) return ShardPin(u, nullptr);
   MutexLock lock(mutex_);
   // A unit in memory is pinned without a wait, so without the clock's two reads.
   const bool at_hand = units_[u].reader != nullptr;
@@ -49,14 +55,16 @@ Result<ShardPin> UnitReadSource::acquire(int u, const std::function<bool()>& can
     readers_[u] = reader.get();
     unit.reader = std::move(reader);
     bad_.merge(bad);
-  } else if (units_[u].pins == 0) {
+    if (units_stay_) stayed_[u].store(true, std::memory_order_release);
+  } else if (!units_stay_ && units_[u].pins == 0) {
     remove_idle(u);
   }
-  ++units_[u].pins;
   if (!at_hand)
     wait_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(
                     std::chrono::steady_clock::now() - start)
                     .count();
+  if (units_stay_) return ShardPin(u, nullptr);  // it is never let go
+  ++units_[u].pins;
   // The hold keeps the source alive; letting it go releases the pin (it deletes nothing).
   std::shared_ptr<void> hold(this, [self = shared_from_this(), u](void*) { self->release(u); });
   return ShardPin(u, std::move(hold));
@@ -65,7 +73,7 @@ Result<ShardPin> UnitReadSource::acquire(int u, const std::function<bool()>& can
 Result<ShardPins> UnitReadSource::acquire_all(const std::vector<int>& units,
                                               const std::function<bool()>& cancelled,
                                               const std::function<bool()>& awaited) {
-  if (units.size() < 2) return ShardSource::acquire_all(units, cancelled, awaited);
+  if (units.size() < 2 || units_stay_) return ShardSource::acquire_all(units, cancelled, awaited);
   std::vector<int> at_hand;
   std::vector<size_t> missing;  // where in `units` those not in memory are (mostly none)
   {

@@ -9,8 +9,12 @@
 // (ShardReader::bad: the loader then fails them, whatever fields it reads), their reasons kept by
 // global record index for record_error. With a unit pass (set_unit_pass), each unit read passes
 // through it (e.g. store/import/transcode_cache.h: its images are then the transcoded ones), and
-// what the pass notes is counted in stats() (ShardSourceStats::notes). Thread-safe.
+// what the pass notes is counted in stats() (ShardSourceStats::notes). A source whose units are
+// views of memory it keeps for its life (a mapped token file's) may have them stay
+// (set_units_stay): each is read once, kept, and pinned as a local dataset's shards are, with
+// no lock and no hold. Thread-safe.
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -49,6 +53,10 @@ class UnitReadSource : public ShardSource, public std::enable_shared_from_this<U
   UnitReadSource() = default;
   // Sets the manifest (its shards are the units) once, before any pin is asked for.
   void set_manifest(Manifest manifest);
+  // Units read from now on are never let go, and their pins hold nothing: for units that are
+  // views of memory the source keeps for its life, small to keep. Called after set_manifest,
+  // before any pin is asked for.
+  void set_units_stay();
   // Unit u's records, with the reasons of its bad records by global index in `bad`; an error
   // when the unit cannot be read at all (acquire's); kCancelled when acquire's `cancelled`
   // turns true while its files are downloaded (InPlaceFiles::open).
@@ -97,6 +105,10 @@ class UnitReadSource : public ShardSource, public std::enable_shared_from_this<U
   std::vector<uint64_t> firsts_;  // unit u's first record's global index
   UnitPass unit_pass_ STOKER_GUARDED_BY(mutex_);
   std::vector<const ShardReader*> readers_;  // entry u set while unit u is read
+  // With units that stay (set before any pin, then read only): unit u read and kept, stored
+  // after readers_[u] is set, so a pin that sees it may read that entry without the lock.
+  bool units_stay_ = false;
+  std::unique_ptr<std::atomic<bool>[]> stayed_;
 
   mutable Mutex mutex_;
   std::condition_variable read_;  // a unit's read ended

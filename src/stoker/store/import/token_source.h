@@ -19,10 +19,11 @@
 // The data file is mapped at open. Where its tokens are one run of the file (nanoGPT's .bin, a
 // .npy, Megatron's dataset whose sequences follow one another), a unit of reading (a manifest
 // shard: the samples of about kUnitTokens tokens, store/unit_read_source.h) is, when the loader
-// pins it, views of the mapping (ShardReader::viewed): each sample's input_ids and labels are
-// widened from the file's bytes straight into the batch, no record built, copied or checksummed
-// (a token file has no checksum). Otherwise a unit's tokens are read as stored (preads of their
-// runs), its samples views of them widened into the batch as the mapping's are.
+// first pins it, views of the mapping (ShardReader::viewed), kept from then on (its pins take no
+// lock; but for units with document boundaries, let go when unused): each sample's input_ids and
+// labels are widened from the file's bytes straight into the batch, no record built, copied or
+// checksummed (a token file has no checksum). Otherwise a unit's tokens are read as stored (preads
+// of their runs), its samples views of them widened into the batch as the mapping's are.
 //
 // Packed (TokenSourceOptions::packing), the samples are instead the rows of the packing plan
 // of the array's documents (token_packing.h), made at open (the end-of-document tokens scanned

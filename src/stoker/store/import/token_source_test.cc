@@ -13,6 +13,7 @@
 #include <fstream>
 #include <limits>
 #include <numeric>
+#include <thread>
 
 #include "stoker/store/dataset.h"
 #include "stoker/store/import/token_scan.h"
@@ -370,6 +371,54 @@ TEST(TokenSource, DocumentBoundariesFromMegatronsDocumentIndex) {
   EXPECT_EQ(sample_field(*dataset, 1, 1), (std::vector<int64_t>{-100, 21, 22}));
   EXPECT_EQ(sample_field(*dataset, 1, 2), (std::vector<int64_t>{0, 0, 1}));
   EXPECT_EQ(cu_seqlens(*dataset, 1), (std::vector<int64_t>{0, 1, 3}));
+}
+
+// How many bytes `dataset`'s source has read after `threads` threads (1: this one) each read
+// input_ids of every sample, each thread from its own place on, checking them against `tokens`.
+uint64_t read_by_threads(const Dataset& dataset, const std::vector<uint32_t>& tokens,
+                         int64_t length, int threads) {
+  const auto read_all = [&](int t) {
+    const uint64_t n = dataset.size();
+    for (uint64_t k = 0; k < n; ++k) {
+      const uint64_t i = (k + n * static_cast<uint64_t>(t) / static_cast<uint64_t>(threads)) % n;
+      EXPECT_EQ(sample_field(dataset, i, 0), slice(tokens, i * length, length)) << i;
+    }
+  };
+  std::vector<std::thread> running;
+  for (int t = 1; t < threads; ++t) running.emplace_back(read_all, t);
+  read_all(0);
+  for (std::thread& thread : running) thread.join();
+  return dataset.source().stats().fetched_bytes;
+}
+
+// A mapped file's units are views of it: each is read once and kept, its pins holding nothing,
+// from one thread and from several at once. Units with document boundaries of their own are let
+// go when their last pin is, and read again when pinned again.
+TEST(TokenSource, UnitsOfTheMappingAreReadOnceAndKept) {
+  testing::TempDir tmp;
+  const int64_t length = 1000;
+  const int64_t per_unit = TokenSource::kUnitTokens / length;
+  std::vector<uint32_t> tokens(static_cast<size_t>(per_unit * length * 5 / 2));
+  std::iota(tokens.begin(), tokens.end(), 7u);
+  write_bytes(tmp / "t.bin", token_bytes(tokens));
+  for (int threads : {1, 4}) {
+    auto dataset = open_tokens(tmp / "t.bin", length, TokenType::kUint32);
+    ASSERT_EQ(dataset->num_shards(), 3);
+    const uint64_t once = dataset->size() * length * sizeof(uint32_t);  // its samples' tokens
+    EXPECT_EQ(read_by_threads(*dataset, tokens, length, threads), once) << threads << " threads";
+    EXPECT_EQ(read_by_threads(*dataset, tokens, length, threads), once) << threads << " threads";
+    for (int u = 0; u < 3; ++u) EXPECT_NE(dataset->source().readers()[u], nullptr) << u;
+  }
+  TokenSourceOptions options = boundary_options(length, 5);  // no 5 in it: one document
+  options.raw_type = TokenType::kUint32;
+  auto bounded = Dataset::open(TokenSource::open(tmp / "t.bin", options).value_or_throw())
+                     .value_or_throw();
+  const uint64_t unit = bounded->manifest().shards[0].records * length * sizeof(uint32_t);
+  for (uint64_t reads = 1; reads <= 2; ++reads) {
+    EXPECT_EQ(sample_field(*bounded, 1, 0), slice(tokens, length, length));
+    EXPECT_EQ(bounded->source().readers()[0], nullptr);
+    EXPECT_EQ(bounded->source().stats().fetched_bytes, unit * reads);
+  }
 }
 
 TEST(TokenSource, BoundaryOptionsWithoutBoundariesAreOneLineErrors) {
