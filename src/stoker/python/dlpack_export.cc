@@ -14,8 +14,7 @@ constexpr const char* kCapsuleName = "dltensor";
 // The DLManagedTensor and what it points to; manager_ctx points back to this.
 struct Exported {
   DLManagedTensor managed{};
-  std::vector<int64_t> shape;
-  std::vector<int64_t> strides;
+  std::vector<int64_t> dims;  // the shape, then the strides: one allocation
   std::shared_ptr<const void> owner;
 };
 
@@ -48,16 +47,18 @@ DLDataType dl_dtype(DType dtype) {
 
 py::capsule to_dlpack(const HostField& field, std::shared_ptr<const void> owner) {
   auto exported = std::make_unique<Exported>();
-  exported->shape = field.shape;
-  exported->strides = field.strides;
+  const size_t ndim = field.shape.size();
+  exported->dims.reserve(2 * ndim);
+  exported->dims.assign(field.shape.begin(), field.shape.end());
+  exported->dims.insert(exported->dims.end(), field.strides.begin(), field.strides.end());
   exported->owner = std::move(owner);
   DLTensor& t = exported->managed.dl_tensor;
   t.data = field.data;
   t.device = {kDLCPU, 0};
-  t.ndim = static_cast<int>(exported->shape.size());
+  t.ndim = static_cast<int>(ndim);
   t.dtype = dl_dtype(field.dtype);
-  t.shape = exported->shape.data();
-  t.strides = exported->strides.data();
+  t.shape = exported->dims.data();
+  t.strides = exported->dims.data() + ndim;
   t.byte_offset = 0;
   exported->managed.manager_ctx = exported.get();
   exported->managed.deleter = delete_exported;

@@ -729,12 +729,19 @@ class BoundEpoch {
   // neither padded nor nested), or with `sizes` a padded field's sizes.
   py::object entry(size_t f, bool sizes) const {
     const HostField& field = batch_.fields[f];
-    if (sizes) return shared_->to_tensor(to_dlpack(sizes_of(field), batch_.owner));
-    if (!field.sizes || field.padded) return shared_->to_tensor(to_dlpack(field, batch_.owner));
+    if (sizes) return tensor(to_dlpack(sizes_of(field), batch_.owner));
+    if (!field.sizes || field.padded) return tensor(to_dlpack(field, batch_.owner));
     py::list samples;  // a view of each sample's slot
     for (int64_t k = 0; k < batch_.size; ++k)
-      samples.append(shared_->to_tensor(to_dlpack(sample_of(field, k), batch_.owner)));
+      samples.append(tensor(to_dlpack(sample_of(field, k), batch_.owner)));
     return std::move(samples);
+  }
+
+  // The tensor of a DLPack capsule: to_tensor called without an argument tuple.
+  py::object tensor(const py::capsule& capsule) const {
+    PyObject* out = PyObject_CallOneArg(shared_->to_tensor.ptr(), capsule.ptr());
+    if (out == nullptr) throw py::error_already_set();
+    return py::reinterpret_steal<py::object>(out);
   }
 
   // Ends the epoch with the GIL released: its workers are joined, and a worker may be inside a
