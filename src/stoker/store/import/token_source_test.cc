@@ -411,8 +411,8 @@ TEST(TokenSource, UnitsOfTheMappingAreReadOnceAndKept) {
   }
   TokenSourceOptions options = boundary_options(length, 5);  // no 5 in it: one document
   options.raw_type = TokenType::kUint32;
-  auto bounded = Dataset::open(TokenSource::open(tmp / "t.bin", options).value_or_throw())
-                     .value_or_throw();
+  auto bounded =
+      Dataset::open(TokenSource::open(tmp / "t.bin", options).value_or_throw()).value_or_throw();
   const uint64_t unit = bounded->manifest().shards[0].records * length * sizeof(uint32_t);
   for (uint64_t reads = 1; reads <= 2; ++reads) {
     EXPECT_EQ(sample_field(*bounded, 1, 0), slice(tokens, length, length));
