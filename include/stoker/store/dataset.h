@@ -58,13 +58,16 @@ class Dataset {
     return pin_shards(indices, n, cancelled, awaited);
   }
 
+  // Whether the source follows the loader's plan (ShardSource::follows_plan): a loader computes
+  // none for a dataset that does not.
+  bool follows_plan() const { return follows_plan_; }
   // The loader's plan and position, passed to the source so that it can fetch ahead
-  // (ShardSource::advise, advance); nothing for a dataset that needs no pins.
+  // (ShardSource::advise, advance); nothing for a dataset that does not follow it.
   void advise(const ShardSchedule& schedule, int64_t lookahead) const {
-    if (needs_pins_) source_->advise(schedule, lookahead);
+    if (follows_plan_) source_->advise(schedule, lookahead);
   }
   void advance(int64_t position) const {
-    if (needs_pins_) source_->advance(position);
+    if (follows_plan_) source_->advance(position);
   }
   // Each shard's first global index, then size() (num_shards() + 1 values).
   const std::vector<uint64_t>& shard_starts() const { return shards_.starts(); }
@@ -156,6 +159,7 @@ class Dataset {
   const Manifest* manifest_ = nullptr;           // the source's
   const ShardReader* const* readers_ = nullptr;  // the source's readers(), by shard
   bool needs_pins_ = false;
+  bool follows_plan_ = false;
   // The global index of each shard's first record, then size().
   RangeOf<uint64_t> shards_;
 };

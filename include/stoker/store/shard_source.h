@@ -110,6 +110,10 @@ class ShardSource {
   // source whose shards present other files names the file the record came from.
   virtual Status record_error(int shard, uint64_t record, uint64_t global,
                               const Status& status) const;
+  // Whether the loader's plan (advise, advance) changes what the source does: it fetches,
+  // reads ahead or lets go of shards by it. Where it does not, the loader computes no plan for
+  // it (an epoch's start then orders the epoch alone). Default: needs_pins().
+  virtual bool follows_plan() const { return needs_pins(); }
   // The loader's plan, for a source that fetches ahead: the schedule of its current epoch (and
   // the next), and how many positions from the current one its next batches may read (shards
   // used there are never evicted). Called at each epoch's start and on a restore. Default: none.

@@ -159,7 +159,7 @@ double bare_loop(const Dataset& dataset, const BatchLayout& layout, int64_t batc
     // A remote dataset's cache keeps what this loop reads next (not the timed loader's plan),
     // read off the epoch's order that the plan then deals (each order computed once).
     std::vector<int64_t> samples = sampler.samples(e);
-    if (dataset.needs_pins())
+    if (dataset.follows_plan())
       dataset.advise(schedule_from_order(e, samples, sampler.samples(e + 1), starts), 2 * batch);
     EpochPlan plan = sampler.plan(e, 0, std::move(samples));
     const bool check = verify == VerifyPolicy::kAlways || (verify == VerifyPolicy::kOnce && e == 0);

@@ -60,7 +60,7 @@ Sampler make_sampler(const Dataset& dataset, const LoaderOptions& o) {
 // epoch's (empty: not known), from which it has each shard's use in e and e + 1, and the
 // positions the engine's window of batches may read ahead of the loader's position, which its
 // cache keeps. The orders hold samples, `per_record` a record (schedule_from_order.h). The
-// caller checks needs_pins() first.
+// caller checks follows_plan() first.
 void advise_dataset(const Dataset& dataset, int64_t e, const std::vector<int64_t>& order,
                     const std::vector<int64_t>& next_order, int64_t lookahead,
                     int64_t per_record = 1) {
@@ -291,7 +291,7 @@ LoaderCore::Epoch LoaderCore::begin_epoch() {
 LoaderCore::Epoch LoaderCore::epoch(int64_t e) {
   check_epoch_start(e);
   const int64_t start = e == state_.epoch ? state_.position : 0;
-  if (dataset_->needs_pins()) {  // all ranks' positions: they share the order
+  if (dataset_->follows_plan()) {  // all ranks' positions: they share the order
     // The engine's order (its sampler is this one's twin): each epoch's computed once.
     const Sampler sampler = make_sampler(*dataset_, options_);
     std::vector<int64_t> samples = sampler.samples(e), next = sampler.samples(e + 1);
@@ -310,7 +310,7 @@ LoaderCore::Epoch LoaderCore::epoch(int64_t e, ExplicitBatches batches) {
   check_epoch_start(e);
   EpochPlan plan = EpochPlan::of_batches(
       e, std::move(batches), static_cast<int64_t>(dataset_->size()), options_.batch_size);
-  if (dataset_->needs_pins()) {  // this rank's positions in its own sequence
+  if (dataset_->follows_plan()) {  // this rank's positions in its own sequence
     const IndexSpan sequence = plan.sequence();
     advise_dataset(*dataset_, e, std::vector<int64_t>(sequence.begin(), sequence.end()), {},
                    window_samples(options_));

@@ -29,6 +29,7 @@ Result<std::shared_ptr<const Dataset>> Dataset::open(std::shared_ptr<ShardSource
   dataset->manifest_ = &manifest;
   dataset->readers_ = source->readers().data();
   dataset->needs_pins_ = source->needs_pins();
+  dataset->follows_plan_ = source->follows_plan();
   dataset->source_ = std::move(source);
   return std::shared_ptr<const Dataset>(std::move(dataset));
 }

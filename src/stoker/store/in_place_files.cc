@@ -13,15 +13,21 @@
 namespace stoker {
 namespace {
 
+FileIdentity identity_of(const struct stat& st) {
+  return FileIdentity{static_cast<uint64_t>(st.st_size),
+                      int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec};
+}
+
 class LocalFiles : public InPlaceFiles {
  public:
   explicit LocalFiles(std::vector<std::string> paths) : paths_(std::move(paths)) {}
 
   const std::vector<std::string>& names() const override { return paths_; }
 
+  // One stat() of the path (nothing opened).
   Result<FileIdentity> identity(size_t file) const override {
-    STOKER_ASSIGN_OR_RETURN(OpenFile now, open(file, nullptr));
-    return now.identity;
+    STOKER_ASSIGN_OR_RETURN(struct stat st, stat_regular(paths_[file]));
+    return identity_of(st);
   }
 
   std::string key(size_t file) const override { return path_key(paths_[file]); }
@@ -72,8 +78,7 @@ Result<size_t> read_at(int fd, const std::string& path, uint64_t offset, uint8_t
 Result<FileIdentity> file_identity(int fd, const std::string& path) {
   struct stat st {};
   if (::fstat(fd, &st) != 0) return io_error(fmt::format("{}: {}", path, std::strerror(errno)));
-  return FileIdentity{static_cast<uint64_t>(st.st_size),
-                      int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec};
+  return identity_of(st);
 }
 
 std::shared_ptr<const InPlaceFiles> local_files(std::vector<std::string> paths) {

@@ -66,6 +66,7 @@ MixedShardSource::MixedShardSource(std::vector<std::shared_ptr<const Dataset>> p
     for (int s = 0; s < part->num_shards(); ++s)
       readers_.push_back(part->needs_pins() ? nullptr : &part->shard(s));
     needs_pins_ = needs_pins_ || part->needs_pins();
+    follows_plan_ = follows_plan_ || part->follows_plan();
     locations.push_back(part->dir());
   }
   first_shard_.push_back(static_cast<int>(manifest_.shards.size()));

@@ -27,6 +27,7 @@ class MixedShardSource : public ShardSource {
   std::string describe() const override;
   const std::vector<const ShardReader*>& readers() const override { return readers_; }
   bool needs_pins() const override { return needs_pins_; }
+  bool follows_plan() const override { return follows_plan_; }  // any part's
   Result<ShardPin> acquire(int shard, const std::function<bool()>& cancelled) override;
   Result<ShardPins> acquire_all(const std::vector<int>& shards,
                                 const std::function<bool()>& cancelled,
@@ -57,6 +58,7 @@ class MixedShardSource : public ShardSource {
   std::vector<const ShardReader*> readers_;  // a pinned part shard's, set by pin_part
   std::mutex readers_mutex_;                 // pin_part's writes
   bool needs_pins_ = false;
+  bool follows_plan_ = false;
 };
 
 }  // namespace stoker

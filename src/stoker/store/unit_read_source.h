@@ -33,6 +33,8 @@ class UnitReadSource : public ShardSource, public std::enable_shared_from_this<U
   const Manifest& manifest() const override { return manifest_; }
   const std::vector<const ShardReader*>& readers() const override { return readers_; }
   bool needs_pins() const override { return true; }
+  // False where units stay: the plan changes nothing.
+  bool follows_plan() const override { return !units_stay_; }
   Result<ShardPin> acquire(int unit, const std::function<bool()>& cancelled) override;
   // Two or more units: those in memory pinned under one lock and held by one hold (a batch's
   // units, most of them at hand: one lock and one hold, not one each), the others as acquire()

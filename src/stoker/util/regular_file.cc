@@ -28,16 +28,21 @@ const char* file_kind(unsigned mode) {
   return "not a regular file";
 }
 
-Result<RegularFile> RegularFile::open(const std::string& path) {
-  // stat() first, so that a device is never opened (opening some has side effects); then
-  // O_NONBLOCK, so that a FIFO swapped in meanwhile cannot block open(), and fstat() to check
-  // what was opened.
+Result<struct stat> stat_regular(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
     if (errno == ENOENT) return not_found(path + ": no such file");
     return io_error(path + ": cannot stat: " + std::strerror(errno));
   }
   if (!S_ISREG(st.st_mode)) return not_regular(path, st.st_mode);
+  return st;
+}
+
+Result<RegularFile> RegularFile::open(const std::string& path) {
+  // stat() first, so that a device is never opened (opening some has side effects); then
+  // O_NONBLOCK, so that a FIFO swapped in meanwhile cannot block open(), and fstat() to check
+  // what was opened.
+  STOKER_ASSIGN_OR_RETURN(struct stat st, stat_regular(path));
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     if (errno == ENOENT) return not_found(path + ": no such file");

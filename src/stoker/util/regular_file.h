@@ -4,6 +4,8 @@
 // a symbolic link to one of them — is refused with one line naming the path, without blocking
 // on it and before reading a byte. Move-only; not thread-safe.
 
+#include <sys/stat.h>
+
 #include <cstdint>
 #include <string>
 
@@ -14,6 +16,9 @@ namespace stoker {
 // What a file of stat mode `mode` is, for an error message: "a directory", "a FIFO", "a
 // character device", "a block device", "a socket", "a symbolic link", "a regular file".
 const char* file_kind(unsigned mode);
+
+// The stat() of `path`, a regular file, which is not opened: RegularFile::open's errors.
+Result<struct stat> stat_regular(const std::string& path);
 
 class RegularFile {
  public:

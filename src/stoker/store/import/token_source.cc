@@ -510,7 +510,7 @@ Status TokenSource::set_prompts(const OpenFile& data, const std::vector<uint64_t
   return Status::ok();
 }
 
-Result<ShardReader> TokenSource::packed_unit(int u, const OpenFile& data) const {
+Result<ShardReader> TokenSource::packed_unit(int u, const OpenFile* data) const {
   const uint64_t records = manifest().shards[u].records;
   const uint64_t first_row = static_cast<uint64_t>(u) * static_cast<uint64_t>(unit_samples_);
   // The tokens the unit's rows hold, with the labels after them: [low, high).
@@ -532,7 +532,7 @@ Result<ShardReader> TokenSource::packed_unit(int u, const OpenFile& data) const 
     views.hold = mapping_;
   } else {
     auto tokens = std::make_shared<std::vector<int64_t>>(high - low);
-    STOKER_RETURN_IF_ERROR(read_tokens(data, low, tokens->size(), tokens->data()));
+    STOKER_RETURN_IF_ERROR(read_tokens(*data, low, tokens->size(), tokens->data()));
     views.base = reinterpret_cast<const uint8_t*>(tokens->data());
     views.hold = std::move(tokens);
     type = TokenType::kInt64;
@@ -550,15 +550,21 @@ Result<ShardReader> TokenSource::packed_unit(int u, const OpenFile& data) const 
 Result<ShardReader> TokenSource::read_unit(int u, std::map<uint64_t, std::string>& /*bad*/,
                                            const std::function<bool()>& cancelled) const {
   const ShardInfo& unit = manifest().shards[u];
-  STOKER_ASSIGN_OR_RETURN(OpenFile data, files_->open(0, cancelled));
+  // A mapped file is not opened again: its identity is its stat().
+  std::optional<OpenFile> data;
+  if (!mapping_) {
+    STOKER_ASSIGN_OR_RETURN(OpenFile opened, files_->open(0, cancelled));
+    data.emplace(std::move(opened));
+  }
   for (size_t i = 0; i < identities_.size(); ++i) {
-    Result<FileIdentity> now = i == 0 ? Result<FileIdentity>(data.identity) : files_->identity(i);
+    Result<FileIdentity> now =
+        i == 0 && data ? Result<FileIdentity>(data->identity) : files_->identity(i);
     if (!now.is_ok()) return now.status();
     if (now.value() != identities_[i])
       return io_error(
           fmt::format("{}: changed since it was opened (its size or time)", files_->names()[i]));
   }
-  if (plan_) return packed_unit(u, data);
+  if (plan_) return packed_unit(u, data ? &*data : nullptr);
   const auto length = static_cast<uint64_t>(seq_len_);
   const uint64_t first = static_cast<uint64_t>(u) * static_cast<uint64_t>(unit_samples_) * length;
   if (mapping_) {
@@ -569,7 +575,7 @@ Result<ShardReader> TokenSource::read_unit(int u, std::map<uint64_t, std::string
   // Read as stored, widened into the batch as the mapping's are.
   const auto n = static_cast<size_t>(unit.records * length + 1);
   auto tokens = std::make_shared<std::vector<uint8_t>>(n * token_type_size(layout_.type));
-  STOKER_RETURN_IF_ERROR(read_stored(data, first, n, tokens->data()));
+  STOKER_RETURN_IF_ERROR(read_stored(*data, first, n, tokens->data()));
   const uint8_t* bytes = tokens->data();
   return viewed_unit(u, first, layout_.type, bytes, std::move(tokens));
 }

@@ -177,8 +177,9 @@ class TokenSource : public UnitReadSource {
   Result<std::vector<uint64_t>> array_document_starts(const OpenFile& data) const;
   // Sets prompts_ from the documents starting at `starts` and the prompt-end tokens `id`.
   Status set_prompts(const OpenFile& data, const std::vector<uint64_t>& starts, uint64_t id);
-  // Unit u of a packed source: its rows' fields over their pieces' tokens.
-  Result<ShardReader> packed_unit(int u, const OpenFile& data) const;
+  // Unit u of a packed source: its rows' fields over their pieces' tokens (read from `data`,
+  // null where the file is mapped).
+  Result<ShardReader> packed_unit(int u, const OpenFile* data) const;
   // Checks the n tokens at `tokens` (token `first` on; mapped, or read) in a guard, running
   // `also` (a scan of them) there too: the changed file's error, or the first bad token's.
   Status check_mapped(const uint8_t* tokens, uint64_t first, size_t n,
