@@ -391,9 +391,10 @@ uint64_t read_by_threads(const Dataset& dataset, const std::vector<uint32_t>& to
   return dataset.source().stats().fetched_bytes;
 }
 
-// A mapped file's units are views of it: each is read once and kept, its pins holding nothing,
-// from one thread and from several at once. Units with document boundaries of their own are let
-// go when their last pin is, and read again when pinned again.
+// A mapped file's units are views of it: each is read once and kept, its pins holding nothing
+// and the loader's plan not asked for, from one thread and from several at once. Units with
+// document boundaries of their own follow the plan: let go when their last pin is (no plan
+// wants them here), read again when pinned again.
 TEST(TokenSource, UnitsOfTheMappingAreReadOnceAndKept) {
   testing::TempDir tmp;
   const int64_t length = 1000;
@@ -408,11 +409,13 @@ TEST(TokenSource, UnitsOfTheMappingAreReadOnceAndKept) {
     EXPECT_EQ(read_by_threads(*dataset, tokens, length, threads), once) << threads << " threads";
     EXPECT_EQ(read_by_threads(*dataset, tokens, length, threads), once) << threads << " threads";
     for (int u = 0; u < 3; ++u) EXPECT_NE(dataset->source().readers()[u], nullptr) << u;
+    EXPECT_FALSE(dataset->follows_plan());  // the loader's plan would change nothing
   }
   TokenSourceOptions options = boundary_options(length, 5);  // no 5 in it: one document
   options.raw_type = TokenType::kUint32;
   auto bounded =
       Dataset::open(TokenSource::open(tmp / "t.bin", options).value_or_throw()).value_or_throw();
+  EXPECT_TRUE(bounded->follows_plan());  // it keeps what the plan wants
   const uint64_t unit = bounded->manifest().shards[0].records * length * sizeof(uint32_t);
   for (uint64_t reads = 1; reads <= 2; ++reads) {
     EXPECT_EQ(sample_field(*bounded, 1, 0), slice(tokens, length, length));
