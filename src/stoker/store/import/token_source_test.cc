@@ -105,13 +105,22 @@ TEST(TokenSource, NanoGptBinSamplesAreShiftedSlices) {
   EXPECT_EQ(sample_field(*wide, 1, 1)[1], int64_t{tokens[8]} | (int64_t{tokens[9]} << 16));
 }
 
+// Writes `path`: uint32 tokens counting from `first`, `halves` / 2 units' worth of samples of
+// `length` tokens; returns them.
+std::vector<uint32_t> write_counting_units(const std::string& path, int64_t length, int64_t halves,
+                                           uint32_t first) {
+  const int64_t per_unit = TokenSource::kUnitTokens / length;
+  std::vector<uint32_t> tokens(static_cast<size_t>(per_unit * length * halves / 2));
+  std::iota(tokens.begin(), tokens.end(), first);
+  write_bytes(path, token_bytes(tokens));
+  return tokens;
+}
+
 TEST(TokenSource, UnitsSplitTheSamplesAndReadOnlyTheirTokens) {
   testing::TempDir tmp;
   const int64_t length = 1000;
   const int64_t per_unit = TokenSource::kUnitTokens / length;
-  std::vector<uint32_t> tokens(static_cast<size_t>(per_unit * length * 3 / 2));
-  std::iota(tokens.begin(), tokens.end(), 100000u);
-  write_bytes(tmp / "t.bin", token_bytes(tokens));
+  const std::vector<uint32_t> tokens = write_counting_units(tmp / "t.bin", length, 3, 100000u);
   auto dataset = open_tokens(tmp / "t.bin", length, TokenType::kUint32);
   ASSERT_EQ(dataset->num_shards(), 2);
   EXPECT_EQ(dataset->shard_starts()[1], static_cast<uint64_t>(per_unit));
@@ -398,10 +407,7 @@ uint64_t read_by_threads(const Dataset& dataset, const std::vector<uint32_t>& to
 TEST(TokenSource, UnitsOfTheMappingAreReadOnceAndKept) {
   testing::TempDir tmp;
   const int64_t length = 1000;
-  const int64_t per_unit = TokenSource::kUnitTokens / length;
-  std::vector<uint32_t> tokens(static_cast<size_t>(per_unit * length * 5 / 2));
-  std::iota(tokens.begin(), tokens.end(), 7u);
-  write_bytes(tmp / "t.bin", token_bytes(tokens));
+  const std::vector<uint32_t> tokens = write_counting_units(tmp / "t.bin", length, 5, 7u);
   for (int threads : {1, 4}) {
     auto dataset = open_tokens(tmp / "t.bin", length, TokenType::kUint32);
     ASSERT_EQ(dataset->num_shards(), 3);
