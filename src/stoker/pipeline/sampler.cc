@@ -151,9 +151,9 @@ void EpochPlan::prefetch(int64_t b) const {
       __builtin_prefetch(at + k);
   };
   const auto n = static_cast<int64_t>(span.size);
-  lines(span.data, n * 8);
-  if (span.repeats) lines(span.repeats, n * 4);
-  if (span.parts) lines(span.parts, n * 4);
+  lines(span.data, n * static_cast<int64_t>(sizeof(*span.data)));
+  if (span.repeats) lines(span.repeats, n * static_cast<int64_t>(sizeof(*span.repeats)));
+  if (span.parts) lines(span.parts, n * static_cast<int64_t>(sizeof(*span.parts)));
 }
 
 int64_t EpochPlan::padding(int64_t b) const {
