@@ -14,5 +14,7 @@ extern const char* const kStokerCliPath;
 extern const char* const kDistWorkerPath;
 // The library that makes MKL dispatch as on an Intel CPU (mkl_as_intel.cc), preloaded.
 extern const char* const kMklAsIntelPath;
+// Where the test data made once per build is kept (made_once.h): <build>/test-data.
+extern const char* const kTestDataDir;
 
 }  // namespace stoker::testing

@@ -1,6 +1,6 @@
 #pragma once
-// The video suites' files: bench/make_video_set.py's videos, made once per test program by
-// Debian's ffmpeg (run through STOKER_PYTHON) into a temporary folder removed at exit.
+// The video suites' files: bench/make_video_set.py's videos, made by Debian's ffmpeg (run
+// through STOKER_PYTHON) once per build (made_once.h) and read, never written, by the tests.
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <string>
 
 #include "stoker/testing/build_paths.h"
-#include "stoker/testing/temp_dir.h"
+#include "stoker/testing/made_once.h"
 #include "stoker/util/byte_span.h"
 #include "stoker/video/saved_video_index.h"
 
@@ -18,14 +18,17 @@ namespace stoker::video::testing {
 
 // The folder holding every video of the set; fails the calling test when it cannot be made.
 inline const std::string& video_set() {
-  static stoker::testing::TempDir folder;
-  static const bool made = [] {
-    const std::string command = std::string(STOKER_PYTHON) + " " + stoker::testing::kSourceDir +
-                                "/bench/make_video_set.py " + folder.path() + " > /dev/null";
-    return std::system(command.c_str()) == 0;
+  static const std::string folder = [] {
+    const std::string script = std::string(stoker::testing::kSourceDir) + "/bench/make_video_set.py";
+    return stoker::testing::made_once(
+        "video_set", stoker::testing::file_key(script), [&](const std::string& out) {
+          const std::string command = std::string(STOKER_PYTHON) + " " + script + " " + out +
+                                      " > /dev/null";
+          return std::system(command.c_str()) == 0;
+        });
   }();
-  EXPECT_TRUE(made) << "bench/make_video_set.py failed";
-  return folder.path();
+  EXPECT_FALSE(folder.empty()) << "bench/make_video_set.py failed";
+  return folder;
 }
 
 inline std::string video_path(const std::string& name) { return video_set() + "/" + name; }

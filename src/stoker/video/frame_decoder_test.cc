@@ -8,6 +8,7 @@
 #include <iterator>
 #include <random>
 
+#include "stoker/testing/temp_dir.h"
 #include "stoker/testing/video_set.h"
 
 namespace stoker::video {

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "stoker/testing/temp_dir.h"
 #include "stoker/testing/video_set.h"
 #include "stoker/video/ffmpeg_handles.h"
 
