@@ -80,7 +80,11 @@ class CMakeBuild(build_ext):
             generator = ["-G", "Ninja"]
         subprocess.run(
             ["cmake", "-S", str(ROOT), "-B", str(build_dir), *generator,
-             "-DCMAKE_BUILD_TYPE=Release", "-DSTOKER_WITH_TORCH=OFF",
+             # The build of build/ and of every benchmark: the same objects, from ccache where
+             # build/ compiled them, and the code that was measured; the module without its
+             # debug lines.
+             "-DCMAKE_BUILD_TYPE=RelWithDebInfo", "-DCMAKE_MODULE_LINKER_FLAGS=-Wl,--strip-debug",
+             "-DSTOKER_WITH_TORCH=OFF",
              "-DSTOKER_BUILD_TESTS=OFF", "-DSTOKER_BUILD_BENCH=OFF",
              "-DSTOKER_BUILD_PYTHON=ON", f"-DPython_EXECUTABLE={sys.executable}",
              *pybind11_dir(packages),
