@@ -1,7 +1,8 @@
 """Prints each failed test of JUnit XML files (ctest's or pytest's) with the end of its output.
 
 test.sh calls it last, so that a log read from its end (CI keeps the tail) shows why a test
-failed, not only that it did. Usage: junit_failures.py FILE... (missing files are skipped).
+failed, not only that it did. Usage: junit_failures.py PATH... (missing ones are skipped); a
+folder stands for its XML files (GoogleTest's, one per suite: cmake/StokerTestSuites.cmake).
 """
 
 import os
@@ -25,8 +26,16 @@ def failures(path):
         yield name, "\n".join(p.strip() for p in parts if p.strip())
 
 
-def main(paths):
+def files(paths):
     for path in paths:
+        if os.path.isdir(path):
+            yield from sorted(os.path.join(path, f) for f in os.listdir(path) if f.endswith(".xml"))
+        else:
+            yield path
+
+
+def main(paths):
+    for path in files(paths):
         if not os.path.exists(path):
             continue
         try:

@@ -89,41 +89,33 @@ run_stage() {
     failed_stages+=("$name (build)")
     echo "== $name: build FAILED; running the tests that built"
   fi
-  rm -f "$junit"
+  rm -rf "$junit" "$root/$dir/gtest-xml"
   local rc=0
   # shellcheck disable=SC2086  # ctest_args is a list of words
   (cd "$dir" && "${wrap[@]}" ctest --output-on-failure --no-tests=error --timeout "$timeout" -j2 \
      --output-junit "$junit" $ctest_args) || rc=$?
-  add_results "$name" "$start" "$rc" "$junit" "$build_failed"
+  add_results "$name" "$start" "$rc" "$junit" "$build_failed" "$root/$dir/gtest-xml"
 }
 
-# add_results NAME START RC JUNIT BUILD_FAILED: adds a stage's test results (ctest's or pytest's
-# JUnit XML; a non-zero RC without a failure in it counts as one) to the counts and prints them.
+# add_results NAME START RC JUNIT BUILD_FAILED [GTEST_XML_DIR]: adds a stage's test results to
+# the counts and prints them: ctest's or pytest's JUnit XML, and for ctest each GoogleTest
+# suite's cases (scripts/test_counts.py); a non-zero RC without a failure counts as one.
 add_results() {
-  local name=$1 start=$2 rc=$3 junit=$4 build_failed=$5
-  local total=0 failures=0 skips=0 suite
-  if [ -f "$junit" ]; then
-    # <testsuite name=".." tests="T" failures="F" errors="E" disabled="D" skipped="S" ...>
-    suite=$(tr '\n\t' '  ' <"$junit" | grep -o '<testsuite [^>]*>' | head -n1 || true)
-    total=$(junit_count tests "$suite")
-    failures=$(($(junit_count failures "$suite") + $(junit_count errors "$suite")))
-    skips=$(($(junit_count skipped "$suite") + $(junit_count disabled "$suite")))
-  fi
+  local name=$1 start=$2 rc=$3 junit=$4 build_failed=$5 gtest_dir=${6:-}
+  local passes failures skips
+  read -r passes failures skips < <(python3 "$root/scripts/test_counts.py" "$junit" ${gtest_dir:+"$gtest_dir"})
   if [ "$rc" -ne 0 ] && [ "$failures" -eq 0 ]; then failures=1; fi  # failed without a test result
-  passed=$((passed + total - failures - skips))
+  passed=$((passed + passes))
   failed=$((failed + failures))
   skipped=$((skipped + skips))
-  [ "$failures" -eq 0 ] || { failed_stages+=("$name (tests)"); failed_junits+=("$junit"); }
+  if [ "$failures" -ne 0 ]; then
+    failed_stages+=("$name (tests)")
+    failed_junits+=("$junit")
+    [ -z "$gtest_dir" ] || failed_junits+=("$gtest_dir")
+  fi
   timings+=("$name $((SECONDS - start)) s")
-  echo "== $name: $((total - failures - skips)) passed, $((failures + build_failed)) failed," \
+  echo "== $name: $passes passed, $((failures + build_failed)) failed," \
     "$skips skipped in $((SECONDS - start)) s"
-}
-
-# junit_count ATTRIBUTE TAG: the number in ATTRIBUTE="N" of TAG, or 0.
-junit_count() {
-  local n
-  n=$(sed -n "s/.* $1=\"\([0-9]*\)\".*/\1/p" <<<"$2")
-  echo "${n:-0}"
 }
 
 stage_failed() {

@@ -23,8 +23,8 @@
 #           of stoker.Loader(device="cuda") (issue 24; the dry run runs the script plainly)
 #   train   `stoker train --device cuda --model resnet18 --amp bf16` at 4, 8 and 16 cores
 #           (issue 25), each run's report.json as train-N-cores.json
-#   exact   the C++ suites that compare with torchvision, PIL and timm (ctest -R, about 80
-#           tests; their references run with MKL's dispatch pinned and as on an Intel CPU) on
+#   exact   the C++ suites that compare with torchvision, PIL and timm (ctest -L: the
+#           operations', resampling's and decoding's executables; their references run with MKL's dispatch pinned and as on an Intel CPU) on
 #           this machine's CPU, its vector extensions printed first (issue 66: exact on every
 #           CPU); needs build.sh cpp
 #   tokens  bench/token_peers.py (issue 64's target, no GPU used): stoker against litdata's
@@ -184,7 +184,7 @@ phase_exact() {
   echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), $(grep -m1 '^flags' \
     /proc/cpuinfo | grep -o -w -E 'avx2|avx512f|avx512bw|avx512_vnni|amx_tile' | tr '\n' ' ')"
   ldd "$build/cpp/src/stoker/image/image_test" | grep -E 'jpeg|spng|hwy' || true  # which ones load
-  ctest --test-dir "$build/cpp" -j "$cores" -R 'Torchvision|AugMix|Augment|Timm|Pil' \
+  ctest --test-dir "$build/cpp" -j "$cores" -L 'operations_test|image_resample_test|image_test' \
     --no-tests=error --output-on-failure --timeout 600 --output-junit "$out/exact.xml"
 }
 
