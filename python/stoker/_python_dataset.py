@@ -22,6 +22,7 @@ An IterableDataset is iterated as DataLoader iterates it; resuming skips the bat
 
 import pickle
 import threading
+import weakref
 
 import numpy as np
 
@@ -209,6 +210,20 @@ def _in_order(torch, in_order) -> dict:
                          f"{torch.__version__}, whose DataLoader delivers in order only)")
     return {}
 
+def _sampled(user_batches, seed: int, rank: int, epoch: int, start_batch: int):
+    """The user's sampler's batches of epoch `epoch` from `start_batch`, as (index, seed) lists,
+    drawn from it as DataLoader asks for them (as DataLoader draws them: an endless sampler too).
+    Not a method: a generator left suspended (an epoch not finished) that held its loader would
+    make a cycle through the loader's plan (see _live_iteration)."""
+    position = 0
+    for number, batch in enumerate(user_batches):
+        keys = [(index, sample_seed(seed, epoch, rank, position + k, 0))
+                for k, index in enumerate(batch)]
+        position += len(keys)
+        if number >= start_batch:
+            yield keys
+
+
 class PythonDatasetLoader:
     """DataLoader over `dataset` with stoker's order, per-sample seeds and resume (above)."""
 
@@ -270,7 +285,7 @@ class PythonDatasetLoader:
         self._state = (0, 0)  # (epoch, batches of it yielded)
         self._position = 0  # the global position after the last batch yielded (stoker's order)
         self._resume = False
-        self._live = None
+        self._live = None  # a weak reference to the latest iteration (_live_iteration)
         self._lock = threading.Lock()
 
     def __getstate__(self) -> dict:
@@ -300,7 +315,8 @@ class PythonDatasetLoader:
                 length = len(self._user_batches) - start_batch
             except TypeError:  # a sampler without len (a BatchSampler over one raises)
                 length = None
-            return self._sampled(epoch, start_batch), length, None
+            return _sampled(self._user_batches, self._options["seed"], self._options["rank"],
+                            epoch, start_batch), length, None
         seed = self._options["seed"]
         start = self._position if self._resume else 0
         indices, sizes, positions = stoker_order(self._length(), self._options, epoch, start)
@@ -311,19 +327,6 @@ class PythonDatasetLoader:
                             for k in range(size)])
             first += size
         return batches, len(batches), positions.tolist()
-
-    def _sampled(self, epoch: int, start_batch: int):
-        """The user's sampler's batches of epoch `epoch` from `start_batch`, as (index, seed)
-        lists, drawn from it as DataLoader asks for them (as DataLoader draws them: an endless
-        sampler too)."""
-        seed, rank = self._options["seed"], self._options["rank"]
-        position = 0
-        for number, batch in enumerate(self._user_batches):
-            keys = [(index, sample_seed(seed, epoch, rank, position + k, 0))
-                    for k, index in enumerate(batch)]
-            position += len(keys)
-            if number >= start_batch:
-                yield keys
 
     def _length(self):
         """len(dataset); None for an IterableDataset or a dataset without __len__ in a sampler's
@@ -347,8 +350,9 @@ class PythonDatasetLoader:
         DataLoader's does (a nested loop, an evaluation on the training loader), its batches no
         longer counted in the state."""
         with self._lock:
-            if self._live is not None:
-                self._live.detach()
+            live = self._live_iteration()
+            if live is not None:
+                live.detach()
             resumed = self._resume and self._state[0] == epoch
             start_batch = self._state[1] if resumed else 0
             if not resumed:
@@ -362,8 +366,15 @@ class PythonDatasetLoader:
             self._resume = False
             self._epoch = None
             self._state = (epoch, start_batch)
-            self._live = iteration
+            self._live = weakref.ref(iteration)
             return iteration
+
+    def _live_iteration(self):
+        """The latest iteration while anything holds it. Weakly held: an iteration holds its
+        loader, and a cycle of the two would leave the inner DataLoader's iterator to the garbage
+        collector, which closes the workers' queues before the iterator's shutdown puts into
+        them, so that DataLoader waited 5 s for each persistent worker and then killed it."""
+        return None if self._live is None else self._live()
 
     def _yielded(self, epoch: int, batches: int, position) -> None:
         """`batches` of epoch `epoch` yielded, the last ending at global `position` (None: not
@@ -424,8 +435,9 @@ class PythonDatasetLoader:
                              f"{state.get('samples')} samples, not this "
                              f"{type(self._dataset).__qualname__}")
         with self._lock:
-            if self._live is not None:
-                self._live.close()
+            live = self._live_iteration()
+            if live is not None:
+                live.close()
             self._state = (state["epoch"], state["batches"])
             self._position = state["position"]
             self._resume = True
@@ -459,8 +471,9 @@ class PythonDatasetLoader:
 
     def close(self) -> None:
         with self._lock:
-            if self._live is not None:
-                self._live.close()
+            live = self._live_iteration()
+            if live is not None:
+                live.close()
             self._inner._iterator = None
 
     def __repr__(self):

@@ -305,6 +305,47 @@ def test_a_sampler_drawing_from_torchs_generators_draws_as_under_dataloader(opti
         assert torch.equal(ours[1], theirs[1])  # the global generator where DataLoader left it
 
 
+@pytest.mark.parametrize("persistent", [False, True])
+@pytest.mark.parametrize("dataset, order", [(Squares, {}), (Squares, {"sampler": "random"}),
+                                            (Stream, {})],
+                         ids=["stokers-order", "a-sampler", "iterable"])
+@pytest.mark.parametrize("finished", [False, True], ids=["mid-epoch", "epoch-done"])
+def test_a_loader_let_go_ends_its_workers_at_once_as_dataloader(dataset, order, persistent,
+                                                                finished):
+    """The last reference to a loader and its iteration gone, DataLoader's workers are sent
+    their end and exit 0 there and then, by reference counting: no cycle holds stoker's, whose
+    collection would close the workers' queues before the end is sent, and DataLoader would
+    kill each worker after waiting 5 s for it (as persistent ones were)."""
+    import gc
+    import multiprocessing
+
+    results = []
+    for make in (DataLoader, stoker.Loader):
+        kwargs = {"sampler": RandomSampler(range(37))} if order else {}
+        loader = make(dataset(), batch_size=3, num_workers=2, persistent_workers=persistent,
+                      **kwargs)
+        list(loader)
+        iteration = iter(loader)
+        next(iteration)
+        if finished:
+            list(iteration)
+        workers = multiprocessing.active_children()
+        gc.disable()
+        try:
+            del loader, iteration
+            results.append([w.exitcode for w in workers])
+        finally:
+            gc.enable()
+        gc.collect()  # what a cycle held (the defect) goes now
+        for w in workers:
+            w.join(timeout=60)
+            if w.is_alive():
+                w.kill()
+                w.join()
+    assert results[0] == [0, 0] or not persistent and finished  # DataLoader's, as a check
+    assert results[1] == results[0]
+
+
 @pytest.mark.parametrize("num_workers", [0, 2])
 def test_a_user_sampler_and_batch_sampler_are_honoured(num_workers):
     sampler = [5, 3, 3, 30, 0, 12, 8]
