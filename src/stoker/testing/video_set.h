@@ -19,11 +19,12 @@ namespace stoker::video::testing {
 // The folder holding every video of the set; fails the calling test when it cannot be made.
 inline const std::string& video_set() {
   static const std::string folder = [] {
-    const std::string script = std::string(stoker::testing::kSourceDir) + "/bench/make_video_set.py";
+    const std::string script =
+        std::string(stoker::testing::kSourceDir) + "/bench/make_video_set.py";
     return stoker::testing::made_once(
         "video_set", stoker::testing::file_key(script), [&](const std::string& out) {
-          const std::string command = std::string(STOKER_PYTHON) + " " + script + " " + out +
-                                      " > /dev/null";
+          const std::string command =
+              std::string(STOKER_PYTHON) + " " + script + " " + out + " > /dev/null";
           return std::system(command.c_str()) == 0;
         });
   }();
