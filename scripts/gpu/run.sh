@@ -24,9 +24,9 @@
 #   train   `stoker train --device cuda --model resnet18 --amp bf16` at 4, 8 and 16 cores
 #           (issue 25), each run's report.json as train-N-cores.json
 #   exact   the C++ suites that compare with torchvision, PIL and timm (ctest -L: the
-#           operations', resampling's and decoding's executables; their references run with MKL's dispatch pinned and as on an Intel CPU) on
-#           this machine's CPU, its vector extensions printed first (issue 66: exact on every
-#           CPU); needs build.sh cpp
+#           operations', resampling's and decoding's executables; their references run with
+#           MKL's dispatch pinned and as on an Intel CPU) on this machine's CPU, its vector
+#           extensions printed first (issue 66: exact on every CPU); needs build.sh cpp
 #   tokens  bench/token_peers.py (issue 64's target, no GPU used): stoker against litdata's
 #           TokensLoader (pack.sh's peers/litdata wheels) and `memcpy`, one core each, from a
 #           1 GB token file and from 10 mixed, $STOKER_GPU_ROUNDS rounds (default 3) of

@@ -21,12 +21,11 @@ inline const std::string& video_set() {
   static const std::string folder = [] {
     const std::string script =
         std::string(stoker::testing::kSourceDir) + "/bench/make_video_set.py";
-    return stoker::testing::made_once(
-        "video_set", stoker::testing::file_key(script), [&](const std::string& out) {
-          const std::string command =
-              std::string(STOKER_PYTHON) + " " + script + " " + out + " > /dev/null";
-          return std::system(command.c_str()) == 0;
-        });
+    return stoker::testing::made_once("video_set", script, [&](const std::string& out) {
+      const std::string command =
+          std::string(STOKER_PYTHON) + " " + script + " " + out + " > /dev/null";
+      return std::system(command.c_str()) == 0;
+    });
   }();
   EXPECT_FALSE(folder.empty()) << "bench/make_video_set.py failed";
   return folder;
