@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The test command of the README (and of CI, through .ci/run). Installs what is missing through
-# scripts/setup.sh, then runs five stages, each configured with Ninja (ccache when installed):
+# scripts/setup.sh, then runs five build stages, each configured with Ninja (ccache when
+# installed):
 #
 #   build       full project, LibTorch included, in build/       ctest: every suite
 #   asan        LibTorch-free core, ASan + UBSan, in build-asan/  ctest: every core suite (util, store,
