@@ -78,7 +78,7 @@ run_stage() {
   shift 5
   local start=$SECONDS junit="$root/$dir/ctest-junit.xml"
   echo
-  echo "== $name: $dir"
+  echo "== $name: $2"
   local generator=(-G Ninja)
   [ ! -f "$dir/CMakeCache.txt" ] || generator=()  # keep the generator of an existing build
   if ! cmake -S . -B "$dir" "${generator[@]}" -DSTOKER_PYTHON="$python" "$@"; then
@@ -130,16 +130,16 @@ stage_failed() {
   echo "== $1: $3 FAILED after $((SECONDS - $2)) s"
 }
 
-# run_python_stage NAME DIR ENVIRONMENT PYTEST_ARGS...: builds the wheel (in build-python/;
-# once, the stages after the first take the same), installs it into a fresh DIR/venv that sees ENVIRONMENT's packages (a virtual environment made
-# by scripts/setup.sh) behind its own, runs pytest there with PYTEST_ARGS; adds to the counts
-# like run_stage.
+# run_python_stage NAME DIR ENVIRONMENT PYTEST_ARGS...: builds the wheel in build-python/ (once:
+# a later stage takes the same), installs it into a fresh DIR/venv that sees the packages of
+# ENVIRONMENT (a virtual environment made by scripts/setup.sh) behind its own, runs pytest there
+# with PYTEST_ARGS; adds to the counts like run_stage.
 run_python_stage() {
   local name=$1 dir=$root/$2 environment=$3
   shift 3
   local start=$SECONDS test_venv="$dir/venv" junit="$dir/pytest-junit.xml"
   echo
-  echo "== $name: $dir"
+  echo "== $name: $2"
   if [ -z "$wheel" ]; then
     if ! wheel=$(bash scripts/build_wheel.sh "$root/build-python/dist" | tail -n 1); then
       wheel=""
@@ -148,8 +148,8 @@ run_python_stage() {
     fi
     echo "== $name: $(basename "$wheel"), $(du -m "$wheel" | cut -f1) MB, in $((SECONDS - start)) s"
   fi
-  echo "== $name: $("$environment/bin/python" -c \
-    'import torch, torchvision; print("torch", torch.__version__, "torchvision", torchvision.__version__)')"
+  echo "== $name: $("$environment/bin/python" -c 'import torch, torchvision as tv
+print("torch", torch.__version__, "torchvision", tv.__version__)')"
   rm -rf "$test_venv"
   mkdir -p "$dir"
   "$python" -m venv "$test_venv"
