@@ -78,7 +78,7 @@ run_stage() {
   shift 5
   local start=$SECONDS junit="$root/$dir/ctest-junit.xml"
   echo
-  echo "== $name: $2"
+  echo "== $name: $dir"
   local generator=(-G Ninja)
   [ ! -f "$dir/CMakeCache.txt" ] || generator=()  # keep the generator of an existing build
   if ! cmake -S . -B "$dir" "${generator[@]}" -DSTOKER_PYTHON="$python" "$@"; then
