@@ -5,7 +5,8 @@
 # pinned to VERSION, torchvision left to pip (it pins the torch it was built for), and
 # torchcodec, whose builds each load one torch, taken unpinned for the newest and left out for
 # an older torch (the tests that compare with it skip); its own C++ build folder,
-# build-torch-<VERSION>/. Not part of CI (over its time). Ends with scripts/test.sh's
+# build-torch-<VERSION>/. Not part of CI (over its time: CI's oldest-torch stage runs the suite's
+# files that depend on torch's version beside 2.4.1). Ends with scripts/test.sh's
 # `N passed, M failed` line.
 #
 # Usage: bash scripts/test_torch.sh newest|VERSION [STAGES]
