@@ -3,7 +3,9 @@ raised), carried to the iterating process as the batch itself rather than raised
 DataLoader's iterator then goes on with the next batch, as DataLoader's own does after it
 re-raises a worker's error. The iterating process raises it as an error that is both a
 stoker.SampleError and the original exception's type (``except KeyError`` catches it), where
-that type can be found, subclassed and made with one message; else a SampleError alone."""
+that type can be found, subclassed and made with one message, else its nearest base that can
+(``UnicodeDecodeError``'s: ``UnicodeError``, which ``except ValueError`` catches too); else a
+SampleError alone."""
 
 import functools
 import importlib
@@ -45,15 +47,18 @@ def _found(module: str, qualname: str):
 
 
 def _combined(message: str, original):
-    """An error of a class deriving from SampleError and `original` whose str is `message`;
-    None where there is no such class or its constructor says otherwise."""
-    if original is None:
-        return None
-    try:
-        error = _both(original)(message)
-    except Exception:  # noqa: BLE001 (a layout conflict, a constructor wanting more)
-        return None
-    return error if str(error) == message else None
+    """An error of a class deriving from SampleError and `original` (or the nearest of its
+    bases that can be) whose str is `message`; None where there is none."""
+    for kind in original.__mro__ if original is not None else ():
+        if kind is Exception:
+            break
+        try:
+            error = _both(kind)(message)
+        except Exception:  # noqa: BLE001 (a layout conflict, a constructor wanting more)
+            continue
+        if str(error) == message:
+            return error
+    return None
 
 
 @functools.lru_cache(maxsize=None)

@@ -7,6 +7,7 @@ to DataLoader's own worker processes under stoker's order (_python_dataset.py)."
 from __future__ import annotations
 
 import difflib
+import multiprocessing
 import numbers
 import os
 import warnings
@@ -28,8 +29,10 @@ _GROUP_OF["transforms"] = "dataset"
 
 
 def _dataloader_rules(torch, dataset, batch_size, shuffle, sampler, batch_sampler, num_workers,
-                      drop_last, timeout, prefetch_factor, persistent_workers) -> None:
-    """DataLoader's checks of its arguments, with its messages (ValueError)."""
+                      drop_last, timeout, multiprocessing_context, prefetch_factor,
+                      persistent_workers) -> None:
+    """DataLoader's checks of its arguments, with its messages (ValueError, TypeError), and
+    its RandomSampler's of an empty dataset to shuffle."""
     if isinstance(num_workers, bool) or not isinstance(num_workers, numbers.Integral):
         raise TypeError(f"num_workers must be an int, not {type(num_workers).__name__}")
     if num_workers < 0:
@@ -60,6 +63,32 @@ def _dataloader_rules(torch, dataset, batch_size, shuffle, sampler, batch_sample
     if batch_size is None and drop_last:
         raise ValueError("batch_size=None option disables auto-batching and is mutually "
                          "exclusive with drop_last")
+    _multiprocessing_context_rules(torch, multiprocessing_context, num_workers)
+    if shuffle and sampler is None and batch_sampler is None and \
+            isinstance(dataset, torch.utils.data.Dataset) and \
+            not isinstance(dataset, torch.utils.data.IterableDataset) and \
+            hasattr(dataset, "__len__") and len(dataset) == 0:
+        raise ValueError("num_samples should be a positive integer value, but got "
+                         "num_samples=0")
+
+
+def _multiprocessing_context_rules(torch, context, num_workers) -> None:
+    """DataLoader's checks of multiprocessing_context: a start method's name or a context, and
+    only with worker processes."""
+    if context is None:
+        return
+    if num_workers == 0:
+        raise ValueError("multiprocessing_context can only be used with multi-process loading "
+                         f"(num_workers > 0), but got num_workers={num_workers}")
+    if isinstance(context, str):
+        methods = torch.multiprocessing.get_all_start_methods()
+        if context not in methods:
+            raise ValueError(f"multiprocessing_context option should specify a valid start "
+                             f"method in {methods!r}, but got multiprocessing_context={context!r}")
+    elif not isinstance(context, multiprocessing.context.BaseContext):
+        raise TypeError("multiprocessing_context option should be a valid context object or a "
+                        "string specifying the start method, but got "
+                        f"multiprocessing_context={context}")
 
 
 # DataLoader's arguments, as stoker.Loader takes them.
@@ -185,7 +214,8 @@ class Loader:
         from torch.utils.data.dataloader import _InfiniteConstantSampler  # DataLoader's own
 
         _dataloader_rules(torch, dataset, batch_size, shuffle, sampler, batch_sampler,
-                          num_workers, drop_last, timeout, prefetch_factor, persistent_workers)
+                          num_workers, drop_last, timeout, multiprocessing_context,
+                          prefetch_factor, persistent_workers)
         settings = _settings({"order": order, "batches": batches, "feed": feed,
                               "storage": storage}, legacy)
         self.num_workers = num_workers

@@ -121,6 +121,7 @@ BAD_ARGUMENTS = [
     dict(persistent_workers=True), dict(sampler=[0, 1], shuffle=True),
     dict(batch_sampler=[[0]], batch_size=2), dict(batch_sampler=[[0]], drop_last=True),
     dict(batch_sampler=[[0]], shuffle=True), dict(batch_size=None, drop_last=True),
+    dict(multiprocessing_context="spawn"), dict(multiprocessing_context="nope", num_workers=2),
 ]
 
 
@@ -131,6 +132,48 @@ def test_bad_arguments_raise_dataloaders_error(arguments):
     with pytest.raises(ValueError) as ours:
         stoker.Loader(Squares(), **arguments)
     assert str(ours.value) == str(theirs.value)
+
+
+MULTIPROCESSING_CONTEXTS = [
+    (ValueError, dict(multiprocessing_context="spawn")),
+    (ValueError, dict(multiprocessing_context="nope", num_workers=2)),
+    (TypeError, dict(multiprocessing_context=5, num_workers=2)),
+]
+
+
+@pytest.mark.parametrize("error, arguments", MULTIPROCESSING_CONTEXTS, ids=str)
+def test_a_bad_multiprocessing_context_is_dataloaders_error_over_native_data_too(
+        labelled, error, arguments):
+    with pytest.raises(error) as theirs:
+        DataLoader(Squares(), **arguments)
+    for dataset in (Squares(), labelled):
+        with pytest.raises(error) as ours:
+            stoker.Loader(dataset, **arguments)
+        assert str(ours.value) == str(theirs.value)
+
+
+@pytest.mark.parametrize("num_workers", [0, 2])
+def test_an_empty_dataset_gives_no_batches_and_refuses_shuffle_as_dataloader(num_workers):
+    empty = Squares(0)
+    assert list(DataLoader(empty, batch_size=4, num_workers=num_workers)) == []
+    loader = stoker.Loader(empty, batch_size=4, num_workers=num_workers)
+    assert len(loader) == 0 and list(loader) == [] and list(loader.sampler) == []
+    with pytest.raises(ValueError) as theirs:
+        DataLoader(empty, batch_size=4, shuffle=True)
+    with pytest.raises(ValueError) as ours:
+        stoker.Loader(empty, batch_size=4, shuffle=True)
+    assert str(ours.value) == str(theirs.value)
+
+
+def test_an_empty_subset_of_native_data_gives_no_batches_as_dataloader(fashion_mnist):
+    import torchvision.transforms as T
+
+    empty = torch.utils.data.Subset(fashion_mnist(transform=T.PILToTensor()), [])
+    assert list(DataLoader(empty, batch_size=4)) == []
+    loader = stoker.Loader(empty, batch_size=4)
+    assert len(loader) == 0 and list(loader) == []
+    with pytest.raises(ValueError, match="num_samples=0"):
+        stoker.Loader(empty, batch_size=4, shuffle=True)
 
 
 def test_a_generator_that_is_not_one_is_a_type_error_naming_it():
@@ -431,6 +474,22 @@ def test_a_failing_sample_is_one_line_naming_it_and_the_loader_goes_on():
     assert str(error.value) == "epoch 0, batch 1: Failing[7] raised KeyError: 'no sample 7'"
     assert "\n" not in str(error.value)
     assert [int(i) for i in next(iter(loader))] == [0, 1, 2, 3]  # usable after
+
+
+class FailingToDecode(Squares):
+    def __getitem__(self, i):
+        return b"\xff".decode()  # UnicodeDecodeError, whose constructor takes five arguments
+
+
+@pytest.mark.parametrize("num_workers", [0, 2])
+def test_an_error_whose_type_takes_more_than_a_message_is_of_its_nearest_base(num_workers):
+    with pytest.raises(ValueError):  # DataLoader's without workers: the error itself
+        next(iter(DataLoader(FailingToDecode(), batch_size=4)))
+    with pytest.raises(UnicodeError) as error:
+        next(iter(stoker.Loader(FailingToDecode(), batch_size=4, num_workers=num_workers)))
+    assert isinstance(error.value, stoker.SampleError)
+    assert str(error.value).startswith("epoch 0, batch 0: FailingToDecode[0] raised "
+                                       "UnicodeDecodeError: 'utf-8' codec can't decode")
 
 
 def test_a_collate_fn_that_raises_is_named():
