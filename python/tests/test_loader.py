@@ -497,6 +497,11 @@ def test_cuda_without_cuda_is_a_value_error(labelled):
 def test_bad_paths_raise_naming_them(tmp_path):
     with pytest.raises(FileNotFoundError, match="nope: no such dataset directory"):
         stoker.Loader(tmp_path / "nope", batch_size=256, shuffle=True, batch_format="dict")
+    (tmp_path / "train.bin").write_bytes(b"tokens")  # nanoGPT's: read when named
+    with pytest.raises(FileNotFoundError, match=r"train.bin: a file, not a dataset .*; a "
+                                                r"headerless token file is read where its "
+                                                r"source is named \(stoker.Tokens\(path, "):
+        stoker.Loader(tmp_path / "train.bin", batch_size=2)
     (tmp_path / "empty").mkdir()
     with pytest.raises(FileNotFoundError, match="empty: not a stoker dataset"):
         stoker.Loader(tmp_path / "empty", batch_size=256, shuffle=True, batch_format="dict")

@@ -143,6 +143,33 @@ TEST(SourceRegistry, AnUnknownSourceOrParameterIsOneLineNamingWhatThereIs) {
             10u);
 }
 
+TEST(SourceRegistry, AFileNoSourceRecognisesIsNotADatasetAndAHeaderlessBinIsNamedTokens) {
+  testing::TempDir dir;
+  std::ofstream(dir.path() + "/train.bin") << "tokens";
+  std::ofstream(dir.path() + "/notes.dat") << "x";
+  const DataAccessOptions access;
+  const Result<std::shared_ptr<const Dataset>> bin =
+      remote::open_dataset(dir.path() + "/train.bin", access, 0, "auto");
+  ASSERT_FALSE(bin.is_ok());
+  EXPECT_EQ(bin.status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(bin.status().message(),
+            dir.path() +
+                "/train.bin: a file, not a dataset (a directory holding manifest.json); "
+                "a headerless token file is read where its source is named "
+                "(stoker.Tokens(path, seq_len=..., dtype=...) in Python, --source tokens "
+                "on the command line)");
+  EXPECT_EQ(remote::open_dataset(dir.path() + "/notes.dat", access, 0, "auto").status().message(),
+            dir.path() + "/notes.dat: a file, not a dataset (a directory holding manifest.json)");
+  EXPECT_EQ(remote::open_dataset(dir.path() + "/none", access, 0, "auto").status().message(),
+            dir.path() + "/none: no such dataset directory");
+  // Named, the .bin opens as tokens.
+  EXPECT_EQ(remote::open_dataset(dir.path() + "/train.bin", access, 0, "tokens",
+                                 {{"seq_len", int64_t{1}}})
+                .value_or_throw()
+                ->size(),
+            2u);
+}
+
 TEST(SourceRegistry, TheJsonDescribesEverySourceAndItsParameters) {
   const auto json = nlohmann::json::parse(sources_json());
   ASSERT_EQ(json.size(), data_sources().size());

@@ -3,6 +3,8 @@
 // through the machine's shard cache by a RemoteShardSource whose downloads are the object
 // store's GETs. What `auto` falls back to: it takes any location.
 
+#include <filesystem>
+
 #include "stoker/access/data_source.h"
 #include "stoker/access/remote_manifest.h"
 #include "stoker/access/remote_objects.h"
@@ -11,14 +13,31 @@
 #include "stoker/cache/remote_shard_source.h"
 #include "stoker/net/object_store.h"
 #include "stoker/net/remote_url.h"
+#include "stoker/store/import/data_files.h"
 
 namespace stoker::sources {
 namespace {
 
 using namespace remote;  // the access and net layers' names
 
+// What `auto` says of a local file no other source recognised: not a dataset (a directory),
+// and for a .bin, that a headerless token file is read where its source is named.
+Status not_a_dataset_file(const std::string& path) {
+  std::string message = path + ": a file, not a dataset (a directory holding manifest.json)";
+  if (is_data_path(path, ".bin"))
+    message +=
+        "; a headerless token file is read where its source is named (stoker.Tokens(path, "
+        "seq_len=..., dtype=...) in Python, --source tokens on the command line)";
+  return not_found(message);
+}
+
 Result<std::shared_ptr<const Dataset>> open_stoker_shards(const SourceOpening& opening) {
-  if (!is_remote_url(opening.location)) return Dataset::open(opening.location);
+  if (!is_remote_url(opening.location)) {
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(opening.location, ec))
+      return not_a_dataset_file(opening.location);
+    return Dataset::open(opening.location);
+  }
   const DataAccessOptions& access = *opening.access;
   STOKER_ASSIGN_OR_RETURN(RemoteUrl url, parse_remote_url(opening.location));
   STOKER_ASSIGN_OR_RETURN(std::shared_ptr<const ObjectStore> store, store_of(url));
