@@ -10,6 +10,7 @@ the native loader opens (``_stoker.sources()``, access/source_registry.h):
 ``stoker.Loader(stoker.Tokens("train.bin"))``,
 ``stoker.Loader(stoker.VideoFolder(root, transforms={"video": stoker.transforms.DecodeClip()}))``."""
 
+import math
 import numbers
 import os
 
@@ -539,8 +540,10 @@ class Mixture(_Source):
         if schedule_in not in ("samples", "steps"):
             raise ValueError(f"Mixture: schedule_in {schedule_in!r} must be 'samples' or "
                              f"'steps'")
-        self.schedule = [] if schedule is None else [_change(self, i, change) for i, change
-                                                      in enumerate(schedule)]
+        self.schedule = []
+        for i, change in enumerate(schedule or ()):
+            self.schedule.append(_change(self, i, change,
+                                         self.schedule[-1][0] if self.schedule else 0))
         self.schedule_in = schedule_in
         self.share_of = share_of
 
@@ -602,9 +605,9 @@ def _weights(weights) -> list:
                      f"source")
 
 
-def _change(mixture: Mixture, i: int, change) -> tuple:
-    """schedule[i] as (at, weights); ValueError naming it where it is not an integer at and a
-    weight per source."""
+def _change(mixture: Mixture, i: int, change, before: int) -> tuple:
+    """schedule[i] as (at, weights); ValueError naming it where it is not an integer at after
+    `before` (the change before it, or 0) and a weight above 0 per source."""
     try:
         at, weights = change
         weights = [float(w) for w in weights]
@@ -614,6 +617,12 @@ def _change(mixture: Mixture, i: int, change) -> tuple:
             len(weights) != len(mixture.sources):
         raise ValueError(f"Mixture: schedule[{i}] must be (at, weights): an integer and "
                          f"{len(mixture.sources)} weights, one per source, not {change!r}")
+    if at <= before:
+        raise ValueError(f"Mixture: schedule[{i}]'s at {at} must come after "
+                         f"{f'schedule[{i - 1}] ({before})' if i else 'the start (0)'}")
+    if not all(math.isfinite(w) and w > 0 for w in weights):
+        raise ValueError(f"Mixture: schedule[{i}]'s weights {weights} must be finite numbers "
+                         f"above 0")
     return int(at), weights
 
 

@@ -102,10 +102,13 @@ def test_ranks_resumed_on_another_world_size_deliver_the_rest_once(parts, resume
 
 
 @pytest.mark.parametrize("schedule, message", [
-    (((50, [1, 3]), (50, [1, 1])), "change_at[1] = 50 is not a whole sample after"),
-    (((0, [1, 3]),), "change_at[0] = 0 is not a whole sample after"),
-    (((50, [1, 0]),), "later_weights must be"),
-    (((50, [1, float("nan")]),), "later_weights must be"),
+    (((50, [1, 3]), (50, [1, 1])), "Mixture: schedule[1]'s at 50 must come after schedule[0] "
+                                   "(50)"),
+    (((50, [1, 3]), (20, [1, 1])), "Mixture: schedule[1]'s at 20 must come after schedule[0] "
+                                   "(50)"),
+    (((0, [1, 3]),), "Mixture: schedule[0]'s at 0 must come after the start (0)"),
+    (((50, [1, 0]),), "Mixture: schedule[0]'s weights [1.0, 0.0] must be finite numbers above 0"),
+    (((50, [1, float("nan")]),), "Mixture: schedule[0]'s weights [1.0, nan] must be finite"),
 ])
 def test_bad_schedules_are_one_line_naming_the_argument(parts, schedule, message):
     with pytest.raises(ValueError) as error:
