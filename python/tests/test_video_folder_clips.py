@@ -199,6 +199,17 @@ def test_bad_arguments_are_one_line_naming_them(folder):
     with pytest.raises(ValueError, match='sampler="video_clips", not "random"'):
         stoker.Loader(videos(folder, 8, 1, None, video=stoker.transforms.DecodeClip(crop=[16])),
                       batch_size=2)
+    # Clips past what an epoch's order can hold in memory (a frame_rate 10^9: some 10^10 clips
+    # a video), refused at open in one line.
+    memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    many = videos(folder, 8, 1, 1e9, video=stoker.transforms.DecodeClip(sampler="video_clips",
+                                                                          crop=[16]))
+    if len(many) * 24 > memory:
+        with pytest.raises(ValueError, match=r"root: an epoch of \d+ samples, whose order takes "
+                                             r"\d+ bytes, is more than this machine's memory") \
+                as raised:
+            stoker.Loader(many, batch_size=2)
+        assert "\n" not in str(raised.value)
     plain = stoker.VideoFolder(folder, extensions=EVERY, transforms={
         "video": stoker.transforms.DecodeClip(sampler="video_clips", crop=[16])})
     with pytest.raises(ValueError, match="records are a sample each"):

@@ -169,12 +169,22 @@ LoaderCore::LoaderCore(std::shared_ptr<const Dataset> dataset, LoaderOptions opt
   options_ = checked(std::move(options), *dataset_, layout_);
   tuner_ = make_tuner(options_, layout_.sample_bytes() * static_cast<size_t>(options_.batch_size));
   Sampler sampler = make_sampler(*dataset_, options_);
+  const uint64_t memory = machine_memory_bytes();  // 0: unknown
+  // An epoch's order is made whole in memory (sampler.h), 8 bytes a sample, and an epoch holds
+  // more than one such vector at a time (the order, this rank's plan, the next epoch's order):
+  // an order that three times over is more than the machine's memory fails here, in one line,
+  // not when the epoch starts (a video folder's clips at a high frame_rate).
+  const double order_bytes = 24.0 * static_cast<double>(sampler.dataset_size());
+  if (memory > 0 && order_bytes > static_cast<double>(memory))
+    throw Error(invalid_argument(fmt::format(
+        "{}: an epoch of {} samples, whose order takes {:.0f} bytes, is more than this machine's "
+        "memory ({} bytes)",
+        dataset_->dir(), sampler.dataset_size(), order_bytes, memory)));
   const size_t buffers = static_cast<size_t>(options_.prefetch) + 2;
   const double batch_bytes =
       static_cast<double>(layout_.sample_bytes()) * static_cast<double>(options_.batch_size);
   // One buffer larger than the machine's memory cannot be allocated (the rest are pages that
   // are touched only as samples fill them: variable fields' slots are their capacity).
-  const uint64_t memory = machine_memory_bytes();  // 0: unknown
   if (memory > 0 && batch_bytes > static_cast<double>(memory))
     throw Error(invalid_argument(fmt::format(
         "a batch buffer of {:.0f} bytes ({} samples of {} bytes) is more than this machine's "
