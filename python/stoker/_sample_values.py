@@ -128,12 +128,17 @@ def infer_schema(sample, field_names):
 
 
 def _infer_field(name, value):
+    """(name, dtype, shape) of field `name` of the first sample; ValueError naming it where an
+    array holds no element (a fixed field's dimensions are each 1 or more)."""
     if isinstance(value, (bytes, bytearray, memoryview)):
         return name, "bytes", ()
     if isinstance(value, int):
         return name, "int64", ()
     if isinstance(value, float):
         return name, "float32", ()
+    if 0 in value.shape:
+        raise ValueError(f"sample 0, field {name!r}: an array of shape {tuple(value.shape)} "
+                         f"holds no element (each dimension of a field is 1 or more)")
     return name, value.dtype.name, value.shape
 
 

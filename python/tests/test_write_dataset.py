@@ -188,6 +188,9 @@ def test_bad_arguments(tmp_path):
         stoker.write_dataset(tmp_path / "exists", Samples(3))
     with pytest.raises(ValueError, match="the source has no samples"):
         stoker.write_dataset(tmp_path / "ds", [])
+    with pytest.raises(ValueError, match=r"^sample 0, field 'image': an array of shape \(0, 4, 3\) "
+                                         r"holds no element"):
+        stoker.write_dataset(tmp_path / "ds", [(np.zeros((0, 4, 3), np.uint8), 1)])
     with pytest.raises(ValueError, match="is not a source"):
         stoker.write_dataset(tmp_path / "ds", 42)
     with pytest.raises(ValueError, match="parallel must be"):

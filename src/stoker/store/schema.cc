@@ -83,7 +83,8 @@ Result<Schema> Schema::create(std::vector<Field> fields) {
     uint64_t bytes = dtype_size(f.dtype);
     for (int64_t d : f.shape) {
       if (d <= 0 || d > kMaxDimension)
-        return invalid_argument("schema field '" + f.name + "': dimension out of range");
+        return invalid_argument("schema field '" + f.name + "': dimension out of range (" +
+                                std::to_string(d) + "; each is 1 to 2^31)");
       // bytes <= kMaxFixedBytes = 2^32 and d <= 2^31: the product cannot overflow.
       bytes *= static_cast<uint64_t>(d);
       if (bytes > kMaxFixedBytes)

@@ -66,8 +66,12 @@ TEST(SchemaTest, SizesAreCheckedWithoutOverflow) {
       {{{"a", DType::kFloat32, {65536, 16385}}}, "schema field 'a' takes more than 4 GiB"},
       {{{"a", DType::kUint8, {65536, 65536}}, {"b", DType::kUint8, {}}},
        "schema: the fixed fields take more than 4 GiB per record"},
-      {{{"a", DType::kUint8, {max + 1}}}, "schema field 'a': dimension out of range"},
-      {{{"a", DType::kUint8, {2, -3}}}, "schema field 'a': dimension out of range"},
+      {{{"a", DType::kUint8, {max + 1}}},
+       "schema field 'a': dimension out of range (2147483649; each is 1 to 2^31)"},
+      {{{"a", DType::kUint8, {2, -3}}},
+       "schema field 'a': dimension out of range (-3; each is 1 to 2^31)"},
+      {{{"a", DType::kUint8, {0, 4}}},
+       "schema field 'a': dimension out of range (0; each is 1 to 2^31)"},
   };
   for (const Case& c : cases) {
     Result<Schema> s = Schema::create(c.fields);
