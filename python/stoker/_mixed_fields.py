@@ -8,7 +8,6 @@ them has is left out), and ``source``, each sample's source index (int64)."""
 
 import hashlib
 import json
-import numbers
 
 import numpy as np
 
@@ -16,7 +15,7 @@ from stoker import _stoker
 from stoker._data_access import data_access
 from stoker._dataset_view import LoaderDataset
 from stoker._native_loader import _STATE_FORMAT, _STATE_KEYS, NativeLoader
-from stoker._state_shaping import check_shaping, shaping_entries
+from stoker._state_shaping import check_shaping, checked_ints, shaping_entries
 from stoker.transforms import captions_with
 
 SOURCE = "source"  # the batch's field of each sample's source index
@@ -309,12 +308,7 @@ class MixedFieldsLoader:
         naming the key."""
         if not isinstance(state, dict) or state.get("format") != _STATE_FORMAT:
             raise ValueError(f"not a stoker.Loader state_dict (format {_STATE_FORMAT!r})")
-        for key, maximum in _STATE_KEYS:
-            value = state.get(key)
-            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or \
-                    not 0 <= value <= maximum:
-                raise ValueError(f"state_dict['{key}'] must be an int in [0, {maximum}], not "
-                                 f"{value!r}")
+        checked_ints(state, _STATE_KEYS)
         mine = self.state_dict()
         _check_same(state, mine, ("order", "seed"))
         check_shaping(state, self._options["shuffle"], self._mixture)

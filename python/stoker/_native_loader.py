@@ -27,7 +27,7 @@ from stoker._joint_python import joint_units
 from stoker._nested import nested_fields
 from stoker._python_pool import PythonPool
 from stoker._python_steps import BatchTransform, FieldSteps, PythonSteps, step_name
-from stoker._state_shaping import check_shaping, shaping_entries
+from stoker._state_shaping import check_shaping, checked_ints, shaping_entries
 from stoker._torchvision_samples import TorchvisionSteps, step_inputs
 from stoker._wrapped import ChangedFields, Wrapped as _Wrapped
 from stoker._caption_steps import ATTENTION_MASK, CaptionSteps
@@ -961,16 +961,7 @@ class NativeLoader:
         checked for them."""
         if not isinstance(state, dict) or state.get("format") != _STATE_FORMAT:
             raise ValueError(f"not a stoker.Loader state_dict (format {_STATE_FORMAT!r})")
-        values = {}
-        for key, maximum in _STATE_KEYS:
-            if key not in state:
-                raise ValueError(f"the state_dict lacks '{key}'")
-            value = state[key]
-            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or \
-                    not 0 <= value <= maximum:
-                raise ValueError(f"state_dict['{key}'] must be an int in [0, {maximum}], not "
-                                 f"{value!r}")
-            values[key] = int(value)
+        values = checked_ints(state, _STATE_KEYS)
         if state.get("order", "stoker") != self._order_name():
             raise ValueError(f"state_dict['order'] is {state.get('order', 'stoker')!r}: its "
                              f"position counts in that order, and this loader's is "

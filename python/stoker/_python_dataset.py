@@ -26,16 +26,20 @@ import weakref
 
 import numpy as np
 
+from stoker import _stoker
 from stoker._native_loader import _distributed_defaults, _import_torch, _last_batch
 from stoker._python_steps import sample_seed
 from stoker._sample_failures import Failure
-from stoker._state_shaping import SHUFFLE, check_shuffle
+from stoker._state_shaping import SHUFFLE, check_shuffle, checked_ints
 from stoker._stoker_order import stoker_order
 from stoker._python_steps import _Seeded as GlobalGenerators
 
 
 
 _STATE_FORMAT = "stoker.Loader/python-dataset/1"
+# The state's counts and their ranges (the native loader's: its epochs and positions).
+_STATE_KEYS = (("seed", 2**64 - 1), ("epoch", _stoker.MAX_EPOCH), ("batches", 2**63 - 1),
+               ("position", 2**63 - 1))
 
 
 class _Seeded:
@@ -412,19 +416,24 @@ class PythonDatasetLoader:
         epoch, batches = self._state
         return {"format": _STATE_FORMAT, "seed": self._options["seed"], "epoch": epoch,
                 "batches": batches, "position": self._position,
-                "order": "stoker" if self._user_batches is None and not self._iterable
-                else "sampler",
+                "order": self._order_name(),
                 "samples": self._length(),
                 "dataset": type(self._dataset).__qualname__, SHUFFLE: self._options["shuffle"]}
+
+    def _order_name(self) -> str:
+        """The order the state's position counts in: stoker's own, or the user's sampler (an
+        IterableDataset's own)."""
+        return "stoker" if self._user_batches is None and not self._iterable else "sampler"
 
     def load_state_dict(self, state: dict) -> None:
         if not isinstance(state, dict) or state.get("format") != _STATE_FORMAT:
             raise ValueError(f"not the state_dict of a stoker.Loader over a Python dataset "
                              f"(format {_STATE_FORMAT!r})")
-        for key in ("seed", "epoch", "batches", "position"):
-            value = state.get(key)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ValueError(f"state_dict[{key!r}] must be an int >= 0, not {value!r}")
+        checked_ints(state, _STATE_KEYS)
+        if state.get("order", self._order_name()) != self._order_name():
+            raise ValueError(f"state_dict['order'] is {state['order']!r}: its position counts "
+                             f"in that order, and this loader's is {self._order_name()!r} (give "
+                             f"it the same sampler, or none)")
         if state["seed"] != self._options["seed"]:
             raise ValueError(f"state_dict['seed'] is {state['seed']}; this loader's seed is "
                              f"{self._options['seed']}")
@@ -434,6 +443,9 @@ class PythonDatasetLoader:
             raise ValueError(f"the state_dict is of a {state.get('dataset')} of "
                              f"{state.get('samples')} samples, not this "
                              f"{type(self._dataset).__qualname__}")
+        if self._order_name() == "stoker" and state["position"] > self._length():
+            raise ValueError(f"the state_dict's position {state['position']} is past an epoch "
+                             f"of {self._length()} samples")
         with self._lock:
             live = self._live_iteration()
             if live is not None:

@@ -4,8 +4,26 @@ parameters that decide which records or tokens make each sample (``Tokens``' seq
 packing, ...; a Mixture's per source: ``_Source._shaping()``). A state resumes only where they
 are the same; one saved before they were kept resumes as before."""
 
+import numbers
+
 SHUFFLE = "shuffle"
 SOURCE = "source"
+
+
+def checked_ints(state: dict, keys) -> dict:
+    """{key: int} of `state`'s entries `keys` ((key, maximum) pairs), each an int in [0,
+    maximum]; ValueError in one line naming the first missing or another value."""
+    values = {}
+    for key, maximum in keys:
+        if key not in state:
+            raise ValueError(f"the state_dict lacks '{key}'")
+        value = state[key]
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or \
+                not 0 <= value <= maximum:
+            raise ValueError(f"state_dict['{key}'] must be an int in [0, {maximum}], not "
+                             f"{value!r}")
+        values[key] = int(value)
+    return values
 
 
 def shaping_entries(shuffle: bool, source) -> dict:

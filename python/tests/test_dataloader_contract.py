@@ -448,6 +448,26 @@ def test_resume_mid_epoch_gives_the_rest_exactly(num_workers):
         same(a, b)
 
 
+@pytest.mark.parametrize("change, message", [
+    (dict(epoch=2**70), r"^state_dict\['epoch'\] must be an int in \[0, 4611686018427387904\], "
+                        r"not 1180591620717411303424$"),
+    (dict(position=2**64), r"^state_dict\['position'\] must be an int in \[0, "),
+    (dict(batches=-1), r"^state_dict\['batches'\] must be an int in \[0, "),
+    (dict(position=38), r"^the state_dict's position 38 is past an epoch of 37 samples$"),
+    (dict(order="sampler"), r"^state_dict\['order'\] is 'sampler': its position counts in that "
+                            r"order, and this loader's is 'stoker'"),
+])
+def test_a_python_datasets_state_out_of_range_is_refused_at_load_in_one_line(change, message):
+    saved = stoker.Loader(Squares(), batch_size=4, shuffle=True)
+    next(iter(saved))
+    loader = stoker.Loader(Squares(), batch_size=4, shuffle=True)
+    with pytest.raises(ValueError, match=message):
+        loader.load_state_dict(dict(saved.state_dict(), **change))
+    assert len(list(loader)) == 10  # unchanged: the whole epoch
+    loader.load_state_dict(dict(saved.state_dict(), position=37))  # at the epoch's end: valid
+    assert list(loader) == []
+
+
 def test_resume_on_another_world_size_continues_the_global_order():
     def loader(rank, world):
         return stoker.Loader(Squares(), batch_size=2, shuffle=True,
