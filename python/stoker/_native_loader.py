@@ -764,9 +764,11 @@ class NativeLoader:
                                       for n, f in forms.items()}, batch_size, num_workers,
                                      step_inputs(transforms, plan.python, python_input)
                                      if torchvision_steps else None)
-        # A torchvision dataset's Python steps give its own samples, listed for the loader to
-        # collate.
-        self.samples_to_collate = bool(torchvision_steps and plan.python)
+        # A torchvision dataset's Python steps give its own samples, and its fields of varying
+        # size come listed: either way the loader collates them as DataLoader does
+        # (default_collate stacks a batch whose samples agree, a batch of one always).
+        self.samples_to_collate = bool(torchvision_steps and (plan.python or
+                                                              "list" in forms.values()))
         self._batch_plan = [] if batch_transform is None else \
             [(call_text(native_batch), "native") if native_batch else
              (step_name(batch_transform), "python")]

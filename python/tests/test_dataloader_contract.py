@@ -639,6 +639,34 @@ class Rotated:
         return F.to_tensor(image.rotate(10))
 
 
+@pytest.mark.parametrize("batch_size", [1, 2])
+def test_a_torchvision_transform_of_varying_sizes_is_collated_as_dataloader_does(folder,
+                                                                                batch_size):
+    """Images of the folder's own aspect ratios (Resize of the shorter side): DataLoader's
+    default_collate stacks a batch of one, and refuses a batch whose sizes differ."""
+    import torchvision.transforms as T
+    from torchvision.datasets import ImageFolder
+
+    dataset = ImageFolder(folder, transform=T.Compose([T.Resize(16, max_size=20),
+                                                       T.PILToTensor()]))
+    loader = stoker.Loader(dataset, batch_size=batch_size)
+    assert "read natively" in loader.plan["notes"]["dataset"][0]
+    theirs, ours = iter(DataLoader(dataset, batch_size=batch_size)), iter(loader)
+    while True:
+        try:
+            want = next(theirs)
+        except StopIteration:
+            with pytest.raises(StopIteration):
+                next(ours)
+            break
+        except RuntimeError as error:
+            with pytest.raises(RuntimeError) as raised:
+                next(ours)
+            assert str(raised.value) == str(error)
+            continue
+        same(next(ours), want)
+
+
 def test_untranslated_steps_of_a_torchvision_dataset_run_as_in_its_getitem(folder):
     """A torchvision ImageFolder whose transform stoker cannot translate: the untranslated
     steps get what torchvision gives them (a PIL image until a step makes a tensor of it, the
