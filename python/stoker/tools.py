@@ -232,16 +232,20 @@ def inspect(path=None, *, cache_dir=None, cache_gb=None, cache_policy="next-use"
     return _with_int_labels(dict(summary, dir=dirs[0]))
 
 
-def verify(path, *, progress=None, cache_dir=None, cache_gb=None, cache_policy="next-use"):
+def verify(path, *, progress=None, cache_dir=None, cache_gb=None, cache_policy="next-use",
+           decode="keyframes"):
     """Checks the dataset at `path` (or each dataset of a folder) as ``stoker verify`` does:
-    its format, then every record's checksum, layout and label. Returns {"datasets": [{"path",
-    "records", "shards"}]}; raises stoker.Error with the command's one-line message if a record
-    is bad, its ``errors`` listing the bad records' messages (the first 1000 per dataset).
-    `path` may be a source object, as inspect's."""
+    its format, then every record's checksum, layout and label; a dataset of videos has each
+    video indexed and, as `decode` says, its keyframes decoded ("keyframes"), every frame
+    ("all") or none ("none"). Returns {"datasets": [{"path", "records", "shards"}]}; raises
+    stoker.Error with the command's one-line message if a record is bad, its ``errors`` listing
+    the bad records' messages (the first 1000 per dataset). `path` may be a source object, as
+    inspect's."""
     path, source = _one_source(path)
     line = ProgressLine(progress, f"verifying {_stoker.shown_location(native_path(path))}")
     try:
-        reports = _stoker.verify_datasets(native_path(path), progress=line, **source,
+        reports = _stoker.verify_datasets(native_path(path), progress=line, decode=decode,
+                                          **source,
                                           **data_access(cache_dir, cache_gb, cache_policy))
     finally:
         line.close()

@@ -5,6 +5,7 @@ stoker.DatasetWriter, which test_video_clips.py proves equal to torchcodec's and
 a bad file named. The videos are bench/make_video_set.py's, made here by Debian's ffmpeg."""
 import os
 import shutil
+import subprocess
 import sys
 
 import pytest
@@ -12,6 +13,7 @@ import torch
 
 import stoker
 from source_contract import check_bad_sample_refused
+from stoker_binary import stoker_cli
 from video_build import needs_video
 
 pytestmark = needs_video
@@ -146,6 +148,31 @@ def test_a_bad_file_is_a_bad_record_naming_it(folder, tmp_path):
     check_bad_sample_refused(stoker.VideoFolder(root), str(tmp_path / "cache"),
                              f"^{root}/jump/gone.avi: a dangling symbolic link", count=7,
                              left_out="video")
+
+
+def test_verify_examines_every_video_as_the_command_does(folder, tmp_path):
+    """stoker.verify decodes each video's keyframes (decode="keyframes"), or reads only its
+    index ("none"), naming each video that does not open, and with the CLI's lines."""
+    root = tmp_path / "root"
+    shutil.copytree(folder / "run", root / "run")
+    cache = str(tmp_path / "cache")
+    videos = stoker.VideoFolder(root, extensions=EVERY)
+    assert stoker.verify(videos, cache_dir=cache)["datasets"][0]["records"] == 5
+    (root / "run/broken.mp4").write_bytes(b"not a video")
+    (root / "run/empty.mp4").write_bytes(b"")
+    for decode in ("none", "keyframes", "all"):
+        with pytest.raises(stoker.Error, match=r"root: 2 of 7 records failed verification$") \
+                as raised:
+            stoker.verify(videos, cache_dir=cache, decode=decode)
+        assert [e.split(": ")[0] for e in raised.value.errors] == \
+            [str(root / "run/broken.mp4"), str(root / "run/empty.mp4")], raised.value.errors
+    with pytest.raises(ValueError, match="^decode must be one of none, keyframes, all, not 'x'$"):
+        stoker.verify(root, decode="x")
+    command = subprocess.run([stoker_cli(), "verify", str(root), "--cache-dir", cache,
+                              "--param", "extensions=" + " ".join(EVERY)],
+                             capture_output=True, text=True)
+    assert command.returncode == 1
+    assert command.stderr.splitlines()[:2] == raised.value.errors
 
 
 def test_a_folder_without_videos_is_one_line_naming_it(tmp_path):

@@ -18,9 +18,9 @@
 #include "cli/data_access_options.h"
 #include "cli/source_options.h"
 #include "cli/usage.h"
-#include "cli/video_records.h"
 #include "stoker/access/data_source.h"
 #include "stoker/store/dataset_summary.h"
+#include "stoker/store/import/examined_videos.h"
 #include "stoker/store/import/fashion_mnist.h"
 #include "stoker/store/import/token_source.h"
 #include "stoker/store/import/video_record.h"
@@ -118,12 +118,12 @@ void print_tokens(const Dataset& dataset, const TokenSummary& s) {
   fmt::print("schema    {}\n", summarize(dataset, /*read_labels=*/false).schema_text);
 }
 
-// The first `count` videos of `dataset` (video_records.h), as JSON.
+// The first `count` videos of `dataset` (store/import/examined_videos.h), as JSON.
 nlohmann::json video_rows(const Dataset& dataset, uint64_t count) {
   nlohmann::json rows = nlohmann::json::array();
   const std::vector<std::string>& classes = dataset.manifest().class_names;
   throw_if_error(for_each_video(
-      dataset, count, video::VideoDecode::kNone, /*max_pixels=*/0, [&](const VideoRecord& v) {
+      dataset, count, video::VideoDecode::kNone, /*max_pixels=*/0, [&](const ExaminedVideo& v) {
         nlohmann::json row = {{"record", v.record}, {"name", v.name}};
         if (v.label >= 0) row["label"] = v.label;
         if (v.label >= 0 && v.label < static_cast<int64_t>(classes.size()))

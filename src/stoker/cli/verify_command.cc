@@ -18,9 +18,9 @@
 #include "cli/data_access_options.h"
 #include "cli/source_options.h"
 #include "cli/usage.h"
-#include "cli/video_records.h"
 #include "stoker/access/data_source.h"
 #include "stoker/store/dataset_check.h"
+#include "stoker/store/import/examined_videos.h"
 #include "stoker/store/import/token_source.h"
 #include "stoker/store/import/video_record.h"
 
@@ -38,21 +38,6 @@ std::string video_checks(video::VideoDecode decode) {
       return "each video indexed and every frame decoded";
   }
   return "";
-}
-
-// The videos of `dataset` checked as `decode` says, frames above DecodeClip's default size
-// bound refused as the loader refuses them, each bad one a line on stderr naming its record;
-// those the record check found bad are left to it. Returns the bad ones.
-uint64_t check_videos(const Dataset& dataset, video::VideoDecode decode) {
-  uint64_t bad = 0;
-  const int64_t max_pixels = video::kDefaultMaxFramePixels;
-  throw_if_error(
-      for_each_video(dataset, dataset.size(), decode, max_pixels, [&](const VideoRecord& v) {
-        if (v.status.is_ok() || !dataset.found_bad(v.record).is_ok()) return;
-        ++bad;
-        std::fprintf(stderr, "%s\n", dataset.record_error(v.record, v.status).message().c_str());
-      }));
-  return bad;
 }
 
 // The line that says a token file is well: every token read and checked.
@@ -98,11 +83,15 @@ void add_verify_command(CLI::App& app) {
       }
       const std::string& path = dataset->dir();
       const bool videos = video_field(dataset->schema()) >= 0;
-      const uint64_t bad = check_records(*dataset,
-                                         [](const Status& s) {
-                                           std::fprintf(stderr, "%s\n", s.message().c_str());
-                                         }) +
-                           (videos ? check_videos(*dataset, *decode) : 0);
+      const uint64_t bad =
+          check_records(
+              *dataset,
+              [](const Status& s) { std::fprintf(stderr, "%s\n", s.message().c_str()); }) +
+          (videos ? check_videos(
+                        *dataset, *decode,
+                        [](const Status& s) { std::fprintf(stderr, "%s\n", s.message().c_str()); })
+                        .value_or_throw()
+                  : 0);
       const std::string note = new_notes_line(dataset->source().stats(), 0);
       if (!note.empty()) std::fprintf(stderr, "note: %s\n", note.c_str());
       if (bad > 0) {

@@ -22,10 +22,12 @@
 #include "stoker/store/dataset_summary.h"
 #include "stoker/store/import/cifar10.h"
 #include "stoker/store/import/coco.h"
+#include "stoker/store/import/examined_videos.h"
 #include "stoker/store/import/fashion_mnist.h"
 #include "stoker/store/import/idx.h"
 #include "stoker/store/import/image_folder.h"
 #include "stoker/store/import/mask_folder.h"
+#include "stoker/store/import/video_record.h"
 #include "stoker/store/import/voc.h"
 #include "stoker/util/mapped_read_guard.h"
 #include "stoker/util/utf8.h"
@@ -294,10 +296,11 @@ py::tuple inspect_json(const std::string& path, const DataAccessOptions& access,
 }
 
 // `stoker verify`: per dataset {"path", "records", "shards", "bad", "errors"}, "errors" the
-// first kMaxErrorsKept one-line messages of its bad records.
+// first kMaxErrorsKept one-line messages of its bad records; a dataset of videos has each
+// examined as `decode` says (store/import/examined_videos.h), as the command does.
 py::list verify_datasets(const std::string& path, const DataAccessOptions& access,
                          const std::string& source, const SourceParams& params,
-                         py::object progress) {
+                         video::VideoDecode decode, py::object progress) {
   install_mapped_read_fault_handler();  // again, if another handler replaced it since import
   DataLocation where;
   {
@@ -327,6 +330,11 @@ py::list verify_datasets(const std::string& path, const DataAccessOptions& acces
         throw_if_error(walked);
         if (const Status status = check.finish(); !status.is_ok() && bad++ < kMaxErrorsKept)
           errors.push_back(status.message());
+        if (video_field(dataset->schema()) >= 0) {
+          check_videos(*dataset, decode, [&](const Status& status) {
+            if (bad++ < kMaxErrorsKept) errors.push_back(status.message());
+          }).value_or_throw();
+        }
       }
       throw_if_changed(guard);
     }
@@ -426,13 +434,18 @@ void register_tools(py::module_& module) {
       "verify_datasets",
       [](const std::string& path, const std::string& cache_dir, double cache_gb,
          const std::string& cache_policy, const std::string& source, const py::dict& params,
-         py::object progress) {
+         const std::string& decode, py::object progress) {
+        const std::optional<video::VideoDecode> decoding = video::kVideoDecodeNames.find(decode);
+        if (!decoding)
+          throw Error(invalid_argument("decode must be one of " +
+                                       video::kVideoDecodeNames.joined() + ", not '" + decode +
+                                       "'"));
         return verify_datasets(path, data_access_arguments(cache_dir, cache_gb, cache_policy),
-                               source, params_from(params), std::move(progress));
+                               source, params_from(params), *decoding, std::move(progress));
       },
       py::arg("path"), py::kw_only(), py::arg("cache_dir") = "", py::arg("cache_gb") = 0.0,
       py::arg("cache_policy") = "next-use", py::arg("source") = "auto",
-      py::arg("source_params") = py::dict(), py::arg("progress"));
+      py::arg("source_params") = py::dict(), py::arg("decode") = "keyframes", py::arg("progress"));
 }
 
 }  // namespace stoker::python

@@ -1,4 +1,4 @@
-#include "cli/video_records.h"
+#include "stoker/store/import/examined_videos.h"
 
 #include <cstring>
 
@@ -6,11 +6,11 @@
 #include "stoker/store/import/video_record.h"
 #include "stoker/store/record_view.h"
 
-namespace stoker::cli {
+namespace stoker {
 namespace {
 
 Result<video::VideoFacts> examine(ByteSpan bytes, video::VideoDecode decode, int64_t max_pixels) {
-#if STOKER_CLI_VIDEO
+#if STOKER_WITH_VIDEO
   return video::examine_video("", bytes, decode, max_pixels);
 #else
   (void)bytes, (void)decode, (void)max_pixels;
@@ -35,7 +35,7 @@ std::vector<std::string> record_files(const Dataset& dataset) {
 }  // namespace
 
 Status for_each_video(const Dataset& dataset, uint64_t count, video::VideoDecode decode,
-                      int64_t max_pixels, const std::function<void(const VideoRecord&)>& visit) {
+                      int64_t max_pixels, const std::function<void(const ExaminedVideo&)>& visit) {
   const Schema& schema = dataset.schema();
   const int field = video_field(schema);
   const int label = schema.find("label");
@@ -48,7 +48,7 @@ Status for_each_video(const Dataset& dataset, uint64_t count, video::VideoDecode
       enough = true;
       return Status(StatusCode::kCancelled, "enough videos");
     }
-    VideoRecord video;
+    ExaminedVideo video;
     video.record = i;
     video.name = files.empty() ? "record " + std::to_string(i) : files[i];
     const ByteSpan record = dataset.record(i);
@@ -70,4 +70,16 @@ Status for_each_video(const Dataset& dataset, uint64_t count, video::VideoDecode
   return enough ? Status::ok() : status;
 }
 
-}  // namespace stoker::cli
+Result<uint64_t> check_videos(const Dataset& dataset, video::VideoDecode decode,
+                              const std::function<void(const Status&)>& bad) {
+  uint64_t count = 0;
+  STOKER_RETURN_IF_ERROR(for_each_video(
+      dataset, dataset.size(), decode, video::kDefaultMaxFramePixels, [&](const ExaminedVideo& v) {
+        if (v.status.is_ok() || !dataset.found_bad(v.record).is_ok()) return;
+        ++count;
+        bad(dataset.record_error(v.record, v.status));
+      }));
+  return count;
+}
+
+}  // namespace stoker
