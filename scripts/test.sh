@@ -135,11 +135,12 @@ stage_failed() {
 # ENVIRONMENT (a virtual environment made by scripts/setup.sh) behind its own, runs pytest there
 # with PYTEST_ARGS; adds to the counts like run_stage.
 run_python_stage() {
-  local name=$1 dir=$root/$2 environment=$3
+  local name=$1 folder=$2 environment=$3
   shift 3
-  local start=$SECONDS test_venv="$dir/venv" junit="$dir/pytest-junit.xml"
+  local dir=$root/$folder start=$SECONDS
+  local test_venv="$root/$folder/venv" junit="$root/$folder/pytest-junit.xml"
   echo
-  echo "== $name: $2"
+  echo "== $name: $folder"
   if [ -z "$wheel" ]; then
     if ! wheel=$(bash scripts/build_wheel.sh "$root/build-python/dist" | tail -n 1); then
       wheel=""
