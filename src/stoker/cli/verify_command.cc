@@ -83,15 +83,9 @@ void add_verify_command(CLI::App& app) {
       }
       const std::string& path = dataset->dir();
       const bool videos = video_field(dataset->schema()) >= 0;
-      const uint64_t bad =
-          check_records(
-              *dataset,
-              [](const Status& s) { std::fprintf(stderr, "%s\n", s.message().c_str()); }) +
-          (videos ? check_videos(
-                        *dataset, *decode,
-                        [](const Status& s) { std::fprintf(stderr, "%s\n", s.message().c_str()); })
-                        .value_or_throw()
-                  : 0);
+      const auto print = [](const Status& s) { std::fprintf(stderr, "%s\n", s.message().c_str()); };
+      const uint64_t bad = check_records(*dataset, print) +
+                           (videos ? check_videos(*dataset, *decode, print).value_or_throw() : 0);
       const std::string note = new_notes_line(dataset->source().stats(), 0);
       if (!note.empty()) std::fprintf(stderr, "note: %s\n", note.c_str());
       if (bad > 0) {
