@@ -138,7 +138,7 @@ run_python_stage() {
   local name=$1 folder=$2 environment=$3
   shift 3
   local dir=$root/$folder start=$SECONDS
-  local test_venv="$root/$folder/venv" junit="$root/$folder/pytest-junit.xml"
+  local test_venv="$dir/venv" junit="$dir/pytest-junit.xml"
   echo
   echo "== $name: $folder"
   if [ -z "$wheel" ]; then

@@ -29,9 +29,7 @@ Result<DataLocation> locate_data(const std::string& path) {
     where.train = path;
     return where;
   }
-  if (!directory && fs::is_regular_file(path, ec))
-    return not_found(path + ": a file, not a dataset (a directory holding " + kManifestName + ")");
-  if (!directory) return not_found(path + ": no such dataset directory");
+  if (!directory) return Manifest::load(path).status();  // a file, or nothing there
   for (const auto& entry : fs::directory_iterator(path, ec)) {
     if (is_dataset(entry.path())) where.datasets.push_back(entry.path().string());
   }

@@ -278,6 +278,8 @@ Status Manifest::save(const std::string& dir) const {
 Result<Manifest> Manifest::load(const std::string& dir) {
   const std::string path = dir + "/" + kManifestName;
   std::error_code ec;  // a path the system cannot resolve (a symlink loop) is no directory
+  if (std::filesystem::is_regular_file(dir, ec))
+    return not_found(dir + ": a file, not a dataset (a directory holding " + kManifestName + ")");
   if (!std::filesystem::is_directory(dir, ec))
     return not_found(dir + ": no such dataset directory");
   Result<std::string> read = read_file(path, kMaxManifestBytes);

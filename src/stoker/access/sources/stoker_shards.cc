@@ -20,24 +20,21 @@ namespace {
 
 using namespace remote;  // the access and net layers' names
 
-// What `auto` says of a local file no other source recognised: not a dataset (a directory),
-// and for a .bin, that a headerless token file is read where its source is named.
-Status not_a_dataset_file(const std::string& path) {
-  std::string message = path + ": a file, not a dataset (a directory holding manifest.json)";
-  if (is_data_path(path, ".bin"))
-    message +=
-        "; a headerless token file is read where its source is named (stoker.Tokens(path, "
-        "seq_len=..., dtype=...) in Python, --source tokens on the command line)";
-  return not_found(message);
+// A local dataset; where there is none, at a headerless token file (nanoGPT's .bin, which no
+// source recognises by its bytes), the store's one line says how that file is read.
+Result<std::shared_ptr<const Dataset>> open_local(const std::string& path) {
+  Result<std::shared_ptr<const Dataset>> opened = Dataset::open(path);
+  std::error_code ec;
+  if (opened.is_ok() || !std::filesystem::is_regular_file(path, ec) || !is_data_path(path, ".bin"))
+    return opened;
+  return not_found(opened.status().message() +
+                   "; a headerless token file is read where its source is named "
+                   "(stoker.Tokens(path, seq_len=..., dtype=...) in Python, --source tokens on "
+                   "the command line)");
 }
 
 Result<std::shared_ptr<const Dataset>> open_stoker_shards(const SourceOpening& opening) {
-  if (!is_remote_url(opening.location)) {
-    std::error_code ec;
-    if (std::filesystem::is_regular_file(opening.location, ec))
-      return not_a_dataset_file(opening.location);
-    return Dataset::open(opening.location);
-  }
+  if (!is_remote_url(opening.location)) return open_local(opening.location);
   const DataAccessOptions& access = *opening.access;
   STOKER_ASSIGN_OR_RETURN(RemoteUrl url, parse_remote_url(opening.location));
   STOKER_ASSIGN_OR_RETURN(std::shared_ptr<const ObjectStore> store, store_of(url));
